@@ -69,7 +69,37 @@ CREATE TABLE IF NOT EXISTS test_case_rounds (
     position INTEGER NOT NULL,        -- 1-based position in the perturbed dialogue
     source_round INTEGER NOT NULL,    -- turn_id of the seed round asked here
     question TEXT NOT NULL,
+    ec_equivalent BOOLEAN,            -- the equivalent context verdict and the checks that passed
+    ec_semantic BOOLEAN,
+    ec_ontology BOOLEAN,
+    ec_story BOOLEAN,
+    ec_needed JSON,                   -- Ḡ_j: entities the question takes from its original context
+    ec_missing JSON,                  -- needed entities the perturbed context lacks
+    ec_follows_ok BOOLEAN,            -- elliptical questions: right after the round they continue?
     PRIMARY KEY (run_id, test_case_id, position)
+);
+CREATE TABLE IF NOT EXISTS kg_extractions (
+    dataset_id TEXT NOT NULL,
+    seed_id TEXT NOT NULL,
+    backend TEXT NOT NULL,            -- 'spacy' or 'llm'
+    model TEXT NOT NULL,              -- spaCy pipeline + coreference mode, or the LLM's name
+    status TEXT NOT NULL,             -- 'ok' or 'failed'
+    graph JSON,                       -- DialogueGraph.to_json() when ok
+    error TEXT,                       -- the reason when failed
+    PRIMARY KEY (dataset_id, seed_id, backend, model)
+);
+CREATE TABLE IF NOT EXISTS suts (
+    sut_fingerprint TEXT PRIMARY KEY, -- hash of backend, model, system prompt, decoding settings
+    config JSON NOT NULL              -- the same, readable; never holds an API key
+);
+CREATE TABLE IF NOT EXISTS answers (
+    sut_fingerprint TEXT NOT NULL,
+    conversation_hash TEXT NOT NULL,  -- hash of story + earlier questions/answers + the new question
+    answer TEXT,                      -- NULL when errored
+    error TEXT,                       -- why the SUT gave no answer (an errored round is never a bug)
+    seconds DOUBLE,
+    created_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (sut_fingerprint, conversation_hash)
 );
 """
 
@@ -129,15 +159,40 @@ def write_run(con, run_id: str, kind: str, dataset: Dataset, run_seed: int, conf
            update=("status", "updated_at"))
 
 
-def write_test_cases(con, run_id: str, dataset: Dataset, cases: list[TestCase]) -> None:
+def write_test_cases(con, run_id: str, dataset: Dataset, cases: list[TestCase], verdicts: dict | None = None) -> None:
+    """Store the test cases; ``verdicts`` maps test_case_id to the EC verdict of each position."""
     seeds = {s.id: s for s in dataset.seeds}
+    verdicts = verdicts or {}
     upsert(con, "test_cases", [dict(run_id=run_id, test_case_id=c.test_case_id, seed_id=c.seed_id,
                                     perturbation=c.perturbation, replicate=c.replicate,
                                     n_rounds=len(c.source_rounds)) for c in cases])
-    upsert(con, "test_case_rounds", [
-        dict(run_id=run_id, test_case_id=c.test_case_id, position=p, source_round=src,
-             question=seeds[c.seed_id].round(src).question)
-        for c in cases for p, src in enumerate(c.source_rounds, start=1)])
+    rows = []
+    for c in cases:
+        case_verdicts = verdicts.get(c.test_case_id)
+        for p, src in enumerate(c.source_rounds, start=1):
+            row = dict(run_id=run_id, test_case_id=c.test_case_id, position=p, source_round=src,
+                       question=seeds[c.seed_id].round(src).question)
+            if case_verdicts:
+                v = case_verdicts[p - 1]
+                row.update(ec_equivalent=v.equivalent, ec_semantic=v.semantic, ec_ontology=v.ontology,
+                           ec_story=v.story, ec_needed=json.dumps(sorted(v.needed)),
+                           ec_missing=json.dumps(sorted(v.missing)), ec_follows_ok=v.follows_ok)
+            rows.append(row)
+    upsert(con, "test_case_rounds", rows)
+
+
+def read_graphs(con, dataset_id: str, backend: str, model: str) -> dict[str, tuple[str, str | None, str | None]]:
+    """Cached extractions of a dataset: seed_id → (status, graph JSON, error)."""
+    rows = con.execute("SELECT seed_id, status, graph, error FROM kg_extractions "
+                       "WHERE dataset_id = ? AND backend = ? AND model = ?", [dataset_id, backend, model]).fetchall()
+    return {seed_id: (status, graph, error) for seed_id, status, graph, error in rows}
+
+
+def write_graphs(con, dataset_id: str, backend: str, model: str, results: dict[str, tuple[str, str | None, str | None]]) -> None:
+    upsert(con, "kg_extractions", [dict(dataset_id=dataset_id, seed_id=seed_id, backend=backend, model=model,
+                                        status=status, graph=graph, error=error)
+                                   for seed_id, (status, graph, error) in results.items()],
+           update=("status", "graph", "error"))
 
 
 def resolve_run_id(con, run_id: str) -> str:
@@ -160,9 +215,17 @@ def list_runs(con) -> pd.DataFrame:
 
 def test_case_rounds(con, run_id: str) -> pd.DataFrame:
     return con.execute("""
-        SELECT t.seed_id, t.test_case_id, t.perturbation, t.replicate, r.position, r.source_round, r.question
+        SELECT t.seed_id, t.test_case_id, t.perturbation, t.replicate, r.position, r.source_round, r.question,
+               r.ec_equivalent, r.ec_semantic, r.ec_ontology, r.ec_story, r.ec_needed, r.ec_missing
         FROM test_cases t JOIN test_case_rounds r USING (run_id, test_case_id)
         WHERE t.run_id = ? ORDER BY t.seed_id, t.test_case_id, r.position""", [run_id]).df()
+
+
+def run_config(con, run_id: str) -> dict:
+    row = con.execute("SELECT config FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    if row is None:
+        raise LookupError(f"no run {run_id!r} in the store")
+    return json.loads(row[0])
 
 
 test_case_rounds.__test__ = False

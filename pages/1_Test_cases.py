@@ -17,6 +17,22 @@ with store.connect(read_only=True) as con:
         st.stop()
     run_id = st.selectbox("Run", runs["run_id"], help="Runs are listed newest first.")
     rounds = store.test_case_rounds(con, run_id)
+    config = store.run_config(con, run_id)
+
+kg = config.get("kg", {})
+if kg:
+    st.caption(f"Equivalent context check: {kg.get('backend')} backend, {kg.get('model')}. "
+               "A round is context-equivalent when its question resolves itself (semantic), when what it needs "
+               "from its original context is already in the perturbed context (ontology), or when the story alone "
+               "resolves it (story).")
+for seed_id, reason in config.get("failed_seeds", {}).items():
+    st.warning(f"Seed {seed_id} was left out: knowledge-graph extraction failed ({reason}).")
+perturbed = rounds[rounds["perturbation"] != "ORIG"]
+if len(perturbed) and perturbed["ec_equivalent"].notna().all():
+    c1, c2 = st.columns(2)
+    c1.metric("Perturbed rounds", len(perturbed))
+    c2.metric("Without equivalent context", int((~perturbed["ec_equivalent"].astype(bool)).sum()),
+              help="These rounds fall under MR2 (context-altering); the others under MR1 (context-preserving).")
 
 st.dataframe(runs, hide_index=True, width="stretch")
 perturbation = st.multiselect("Perturbation", sorted(rounds["perturbation"].unique()))

@@ -20,6 +20,9 @@ def test_test_cases_page_shows_generated_cases(tmp_path, monkeypatch):
     assert not at.exception
     rounds = at.dataframe[1].value
     assert set(rounds["perturbation"]) == {"ORIG", "DRS", "DRR", "DRD", "DSR", "DSD"}
+    assert rounds["ec_equivalent"].notna().all()
+    assert any("coreferee (rules)" in c.value or "coreferee (neural)" in c.value for c in at.caption)
+    assert int(at.metric[1].value) > 0  # some perturbed rounds lost their context
 
 
 def test_test_cases_page_on_an_empty_store_explains_what_to_do(tmp_path, monkeypatch):

@@ -19,20 +19,20 @@ def counts(db):
 
 def test_generate_writes_everything_once_and_is_idempotent(write_coqa, db):
     dataset = load_dataset(write_coqa([coqa_record("a", 10), coqa_record("b", 12)]))
-    run_id, cases = generate(dataset, 7, PerturbationSettings(), db=db)
+    gen = generate(dataset, 7, PerturbationSettings(), db=db)
+    run_id, cases = gen.run_id, gen.cases
     first = counts(db)
     assert first["seeds"] == 2 and first["seed_rounds"] == 22
     assert first["test_cases"] == len(cases) == 12
     assert first["test_case_rounds"] == sum(len(c.source_rounds) for c in cases)
-    again_id, _ = generate(dataset, 7, PerturbationSettings(), db=db)
-    assert again_id == run_id
+    assert generate(dataset, 7, PerturbationSettings(), db=db).run_id == run_id
     assert counts(db) == first
 
 
 def test_other_seed_is_another_run_sharing_the_seeds(write_coqa, db):
     dataset = load_dataset(write_coqa([coqa_record("a", 10)]))
-    a, _ = generate(dataset, 7, PerturbationSettings(), db=db)
-    b, _ = generate(dataset, 8, PerturbationSettings(), db=db)
+    a = generate(dataset, 7, PerturbationSettings(), db=db).run_id
+    b = generate(dataset, 8, PerturbationSettings(), db=db).run_id
     assert a != b
     c = counts(db)
     assert c["runs"] == 2 and c["seeds"] == 1 and c["test_cases"] == 12
@@ -40,7 +40,8 @@ def test_other_seed_is_another_run_sharing_the_seeds(write_coqa, db):
 
 def test_stored_rounds_carry_source_round_and_question(write_coqa, db):
     dataset = load_dataset(write_coqa([coqa_record("a", 5)]))
-    run_id, cases = generate(dataset, 1, PerturbationSettings(perturbations=("DRS",)), db=db)
+    gen = generate(dataset, 1, PerturbationSettings(perturbations=("DRS",)), db=db)
+    run_id, cases = gen.run_id, gen.cases
     with store.connect(db, read_only=True) as con:
         assert store.resolve_run_id(con, "latest") == run_id
         rows = store.test_case_rounds(con, run_id)

@@ -1,0 +1,138 @@
+"""The equivalent context check on concrete dialogues, with the real spaCy pipeline and coreferee rules."""
+
+import duckdb
+import pytest
+
+from mortar.context import check_case
+from mortar.dataset import Dataset, Round, Seed, TestCase, load_dataset
+from mortar.kg.model import ExtractionError
+from mortar.kg.spacy_backend import SpacyExtractor
+from mortar.perturb import PerturbationSettings
+from mortar.run import generate, knowledge_graphs
+
+STORY = ("Maria Lopez was a baker in the town of Kelso, and her sister Elena Lopez sold flowers. "
+         "Every morning Maria baked forty loaves of rye bread. "
+         "One winter her oven broke, so her neighbour Tom Hardy lent her his old stove. "
+         "Maria repaid him with a cake shaped like a castle.")
+SEED = Seed("bakery", STORY, (
+    Round(1, "Who was the baker in Kelso?", "Maria Lopez"),
+    Round(2, "What did she bake every morning?", "forty loaves of rye bread"),
+    Round(3, "What broke one winter?", "her oven"),
+    Round(4, "Who lent Maria a stove?", "Tom Hardy"),
+    Round(5, "How?", "he lent her his old stove"),
+    Round(6, "What did Maria give Tom Hardy to repay him?", "a cake shaped like a castle"),
+    Round(7, "What shape was it?", "a castle"),
+))
+QUESTIONS = {r.turn_id: r.question for r in SEED.rounds}
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return SpacyExtractor().extract(SEED)
+
+
+def verdicts(graph, order, perturbation="DRS"):
+    return dict(zip(order, check_case(graph, TestCase("bakery", perturbation, 1, tuple(order)), QUESTIONS)))
+
+
+def test_the_graph_knows_what_each_question_needs(graph):
+    assert graph.round(2).needed == {"maria lopez"}  # 'she' → the answer of round 1
+    assert graph.round(1).needed == frozenset()
+    assert graph.round(5).elliptical and graph.round(5).continues == 4
+    # 'it' points into round 6's answer ("a cake shaped like a castle")
+    assert graph.round(7).needed and graph.round(7).needed <= graph.round(6).answer.names
+
+
+def test_pronoun_whose_antecedent_round_was_dropped_is_not_equivalent(graph):
+    v = verdicts(graph, [3, 2, 4, 5, 6, 7], "DRR")
+    assert not v[2].equivalent
+    assert v[2].missing == {"maria lopez"}
+    assert not (v[2].semantic or v[2].ontology or v[2].story)
+
+
+def test_same_question_after_its_antecedent_round_is_equivalent(graph):
+    v = verdicts(graph, [4, 1, 3, 2, 7, 6, 5])
+    assert v[2].equivalent and v[2].ontology and not v[2].semantic
+
+
+def test_self_contained_question_always_is_equivalent(graph):
+    for order in ([6, 1], [4, 6, 2], [6]):
+        v = verdicts(graph, order)
+        assert v[6].equivalent and v[6].semantic
+
+
+def test_how_moved_away_from_its_predecessor_is_not_equivalent(graph):
+    v = verdicts(graph, [1, 4, 2, 5, 3], "DRS")  # all of round 4's information is in context, but not right before
+    assert not v[5].equivalent and v[5].follows_ok is False
+    v = verdicts(graph, [1, 2, 4, 5], "DRR")
+    assert v[5].equivalent and v[5].follows_ok
+
+
+def test_a_failing_round_adds_only_what_its_question_states(graph):
+    # round 7's 'it' points into round 6's answer; round 6 passes, so its answer enters the context
+    assert verdicts(graph, [6, 7])[7].equivalent
+    # round 2 fails (no Maria before it) so its answer (bread) does not count as context; its question names nothing
+    v = verdicts(graph, [2, 7])
+    assert not v[2].equivalent and not v[7].equivalent
+
+
+def test_orig_rounds_are_equivalent_by_definition(graph):
+    v = check_case(graph, TestCase("bakery", "ORIG", 1, tuple(QUESTIONS)), QUESTIONS)
+    assert all(x.equivalent for x in v)
+
+
+def test_story_check_resolves_the_only_possible_referent():
+    story = "Lena Park lived by the sea with her cat. Every day she swam to the red buoy and back."
+    seed = Seed("lena", story, (Round(1, "Where did Lena Park live?", "by the sea"),
+                                Round(2, "What did she do every day?", "swam to the red buoy")))
+    g = SpacyExtractor().extract(seed)
+    v = check_case(g, TestCase("lena", "DRS", 1, (2, 1)), {1: seed.rounds[0].question, 2: seed.rounds[1].question})
+    assert v[0].story and v[0].equivalent and not v[0].ontology
+
+
+class CountingExtractor:
+    backend, model = "counting", "v1"
+
+    def __init__(self, fail=()):
+        self.inner, self.calls, self.fail = SpacyExtractor(), 0, set(fail)
+
+    def extract_many(self, seeds, progress=None):
+        self.calls += len(seeds)
+        return [ExtractionError("model returned no JSON") if s.id in self.fail else self.inner.extract(s) for s in seeds]
+
+
+def test_extractions_are_cached_per_seed_backend_and_model(tmp_path):
+    dataset = Dataset("d.json", "f" * 64, (SEED,))
+    ex = CountingExtractor()
+    knowledge_graphs(dataset, ex, tmp_path / "db.duckdb")
+    graphs, failed = knowledge_graphs(dataset, ex, tmp_path / "db.duckdb")
+    assert ex.calls == 1 and not failed and graphs["bakery"].round(2).needed == {"maria lopez"}
+
+
+def test_failed_seed_is_recorded_with_its_reason_and_left_out(tmp_path):
+    other = Seed("other", "A short story about Ann.", (Round(1, "Who is in the story?", "Ann"),))
+    dataset = Dataset("d.json", "e" * 64, (SEED, other))
+    db = tmp_path / "db.duckdb"
+    gen = generate(dataset, 1, PerturbationSettings(), db=db, extractor=CountingExtractor(fail={"other"}))
+    assert gen.failed_seeds == {"other": "model returned no JSON"}
+    assert {c.seed_id for c in gen.cases} == {"bakery"}
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT status, error FROM kg_extractions WHERE seed_id = 'other'").fetchone() == (
+        "failed", "model returned no JSON")
+    assert "other" in con.execute("SELECT config FROM runs").fetchone()[0]
+    con.close()
+
+
+def test_generate_stores_verdicts_and_the_coreference_mode(tmp_path):
+    from tests.conftest import SAMPLE
+
+    dataset = load_dataset(SAMPLE)
+    db = tmp_path / "db.duckdb"
+    gen = generate(dataset, 7, PerturbationSettings(), db=db)
+    con = duckdb.connect(str(db), read_only=True)
+    missing_ec = con.execute("SELECT count(*) FROM test_case_rounds WHERE ec_equivalent IS NULL").fetchone()[0]
+    not_eq = con.execute("SELECT count(*) FROM test_case_rounds WHERE NOT ec_equivalent").fetchone()[0]
+    config = con.execute("SELECT config FROM runs WHERE run_id = ?", [gen.run_id]).fetchone()[0]
+    con.close()
+    assert missing_ec == 0 and not_eq > 0
+    assert "coreferee (rules)" in config or "coreferee (neural)" in config
