@@ -13,13 +13,29 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test install clean
+.PHONY: run test install clean apt
+
+# Debian packages: WordNet's database (METAL's synonyms) for both, Chromium for the browser tests.
+# Installed with apt-get when missing and possible (root); otherwise say what is missing.
+APT_RUN := wordnet-base
+APT_TEST := wordnet-base chromium
 
 run: $(STAMP)
+	@$(MAKE) --no-print-directory apt PACKAGES="$(APT_RUN)"
 	$(BIN)/streamlit run app.py
 
 test: $(STAMP)
+	@$(MAKE) --no-print-directory apt PACKAGES="$(APT_TEST)"
 	$(BIN)/python -m pytest
+
+apt:
+	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$$missing >/dev/null; \
+	  else echo "note: missing system packages:$$missing (install them with your package manager)"; fi; \
+	fi
 
 install: $(STAMP)
 

@@ -1,55 +1,37 @@
-"""MORTAR Studio — home page: the seeds of a dataset (CoQA-format dialogues)."""
+"""MORTAR Studio — the triage dashboard: launch runs, browse violations, inspect them, label precision.
 
-from pathlib import Path
+`streamlit run app.py` (or `make run`). The store is $MORTAR_DB, else data/mortar.duckdb.
+"""
 
-import pandas as pd
 import streamlit as st
 
-from mortar.dataset import DatasetError, load_dataset
-
-DATA = Path(__file__).parent / "data"
+import ui
 
 st.set_page_config(page_title="MORTAR Studio", page_icon="🧱", layout="wide")
-st.title("MORTAR Studio")
-st.caption("Multi-turn metamorphic testing of LLM-based dialogue systems — no LLM judge.")
 
+PAGES = {
+    "Runs": [
+        st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
+        st.Page("pages/launch.py", title="Launch", icon=":material/rocket_launch:"),
+    ],
+    "Triage": [
+        st.Page("pages/violations.py", title="Violations", icon=":material/search:"),
+        st.Page("pages/inspector.py", title="Inspector", icon=":material/hub:"),
+        st.Page("pages/labelling.py", title="Labelling", icon=":material/label:"),
+    ],
+    "Results": [
+        st.Page("pages/metrics.py", title="Metrics", icon=":material/bar_chart:"),
+        st.Page("pages/export.py", title="Export", icon=":material/download:"),
+    ],
+    "Data": [
+        st.Page("pages/datasets.py", title="Datasets", icon=":material/library_books:"),
+        st.Page("pages/test_cases.py", title="Test cases", icon=":material/science:"),
+    ],
+}
 
-@st.cache_data
-def seeds_table(path: str) -> tuple[pd.DataFrame, dict]:
-    dataset = load_dataset(path)
-    table = pd.DataFrame([{
-        "seed": s.id, "domain": s.source, "rounds": len(s.rounds), "story words": len(s.story.split()),
-        "unknown answers": sum(r.is_unknown for r in s.rounds),
-        "first question": s.rounds[0].question,
-    } for s in dataset.seeds])
-    return table, {s.id: s for s in dataset.seeds}
-
-
-datasets = sorted(p.name for p in DATA.glob("*.json*"))
-if not datasets:
-    st.info("No dataset in data/. Put a CoQA v1.0 JSON or JSONL file there.")
-    st.stop()
-choice = st.selectbox("Dataset", datasets, index=datasets.index("sample_coqa.json") if "sample_coqa.json" in datasets else 0,
-                      help="Seed dialogues: a story plus question/answer rounds (CoQA format).")
-try:
-    table, seeds = seeds_table(str(DATA / choice))
-except DatasetError as e:
-    st.error(str(e))
-    st.stop()
-
-c1, c2, c3 = st.columns(3)
-c1.metric("Seeds", len(table), help="Seed dialogues that perturbations turn into test cases.")
-c2.metric("Rounds", int(table["rounds"].sum()), help="Question/answer rounds over all seeds.")
-c3.metric("Domains", table["domain"].nunique())
-st.dataframe(table, hide_index=True, width="stretch")
-
-seed_id = st.selectbox("Show a seed", list(seeds))
-seed = seeds[seed_id]
-left, right = st.columns([3, 2])
-with left:
-    st.subheader("Story")
-    st.text(seed.story)  # dataset text is rendered as plain text, never as markdown or HTML
-with right:
-    st.subheader("Rounds")
-    st.dataframe(pd.DataFrame([{"turn": r.turn_id, "question": r.question, "answer": r.answer} for r in seed.rounds]),
-                 hide_index=True, width="stretch")
+page = st.navigation(PAGES)
+with st.sidebar:
+    st.caption("Multi-turn metamorphic testing of LLM-based dialogue systems (MORTAR), without an LLM judge.")
+    if st.session_state.get("annotator"):
+        st.caption(f"Labelling as **{ui.md_escape(st.session_state['annotator'])}**")
+page.run()

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 
 from mortar.chat import ChatError as ServiceError
 from mortar.dataset import DatasetError, load_dataset
+from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PERTURBATIONS, PerturbationSettings
 
 EXIT_USER_ERROR = 2
@@ -68,6 +70,129 @@ def cmd_generate(args) -> None:
           f"{sum(not v.equivalent for v in rounds)} of {len(rounds)} rounds without equivalent context → {args.out}")
 
 
+def cmd_run(args) -> None:
+    from mortar.run import RunConfig, run
+    from mortar.sut import SutError, make_sut
+
+    dataset = load_dataset(args.dataset)
+    try:
+        sut = make_sut(args.sut)
+    except SutError as e:
+        raise UserError(str(e)) from None
+    from mortar.metal import MetalSettings
+
+    config = RunConfig(method=args.method, metal=MetalSettings(rate=args.metal_rate), sut=args.sut,
+                       run_seed=args.seed, perturbation=settings_from(args), oracle=args.oracle,
+                       threshold=args.threshold, limit=args.limit)
+    reporter = None
+    if args.job:
+        from mortar.jobs import JobReporter
+
+        reporter = JobReporter(args.job, args.db)
+    try:
+        with ProgressBar(also=reporter) as bar:
+            result = run(dataset, config, db=args.db, sut=sut, extractor=make_extractor(args.kg_backend), progress=bar)
+    except BaseException as e:
+        if reporter:
+            reporter.write(status="cancelled" if isinstance(e, KeyboardInterrupt) else "failed", message=str(e)[:500])
+        raise
+    if reporter:
+        reporter.write(status="done", stage="done", run_id=result.run_id)
+    for seed_id, reason in result.failed_seeds.items():
+        print(f"seed {seed_id} left out: knowledge-graph extraction failed: {reason}", file=sys.stderr)
+    rbt = result.metrics["RBT"]
+    print(f"run {result.run_id} done: SUT {args.sut}, oracle {args.oracle} (ε = {result.threshold})")
+    print(f"  RBT: {rbt['NBugs']} bugs in {rbt['detections']} checks over {rbt['test_cases']} test cases")
+    for name, label in (("MT", "MORTAR (MR1–MR4)"), ("METAL", "METAL baseline")):
+        m = result.metrics.get(name)
+        if m and m["test_cases"]:
+            print(f"  {label}: {m['NBugs']} bugs in {m['detections']} checks over {m['test_cases']} test cases "
+                  f"(L1 {m['L1']}, L2 {m['L2']}, L3 {m['L3']})")
+    if result.errored_rounds:
+        print(f"  {result.errored_rounds} rounds errored (never counted as bugs)")
+    print(f"  details: mortar report {result.run_id}")
+
+
+def _run_data(con, run_id: str):
+    from mortar import store
+
+    run_id = store.resolve_run_id(con, run_id)
+    config = store.run_config(con, run_id)
+    cases, verdicts = store.read_cases_and_verdicts(con, run_id)
+    return run_id, config, store.read_checks(con, run_id), cases, verdicts
+
+
+def cmd_report(args) -> None:
+    import pandas as pd
+
+    from mortar import store
+    from mortar.metrics import report
+
+    with store.connect(args.db, read_only=True) as con:
+        run_id, config, checks, cases, verdicts = _run_data(con, args.run_id)
+    if not checks:
+        raise UserError(f"run {run_id} has no results yet (a `mortar generate` run, or one still in progress)")
+    r = report(checks, cases, verdicts)
+    kg = config.get("kg", {})
+    print(f"run {run_id}: SUT {config.get('sut', {}).get('model')}, oracle {config.get('oracle')} "
+          f"(ε = {config.get('threshold')}), context check {kg.get('model')}")
+    fmt = {"float_format": lambda x: f"{x:.3f}"}
+    print("\nRBT vs MT (MORTAR's MR1–MR4)" + (" vs METAL" if "METAL" in r["metrics"] else ""))
+    print(pd.DataFrame(r["metrics"]).T.to_string(na_rep="", **fmt))
+    titles = {"table_vi": "Table VI: test cases, questions, unanswerable (EC-false) questions, MR applicability",
+              "table_vii": "Table VII: bugs per perturbation (MR3/MR4 group bugs count for each perturbation)",
+              "table_viii": "Table VIII: bugs per metamorphic relation",
+              "table_ix": "Table IX: bug levels per metamorphic relation"}
+    if "uniqueness" in r:
+        titles["uniqueness"] = ("MORTAR vs METAL (Table V): unique bugs = bugs on seed questions where the other "
+                                "method flagged none")
+    for key, title in titles.items():
+        print(f"\n{title}")
+        print(pd.DataFrame(r[key]).to_string(index=False, **fmt))
+
+
+def cmd_export(args) -> None:
+    import pandas as pd
+
+    from mortar import store
+    from mortar.metrics import metric_rows, report
+
+    with store.connect(args.db, read_only=True) as con:
+        run_id = store.resolve_run_id(con, args.run_id)
+        if args.what == "rounds":
+            frame = store.rounds_export(con, run_id)
+        elif args.what == "detections":
+            frame = store.detections_export(con, run_id)
+        else:
+            _, _, checks, cases, verdicts = _run_data(con, run_id)
+            frame = pd.DataFrame(metric_rows(report(checks, cases, verdicts)["metrics"]))
+            frame.insert(0, "run_id", run_id)
+    write_frame(frame, args.out, args.format)
+    print(f"{len(frame)} {args.what} rows of run {run_id} → {args.out}")
+
+
+def write_frame(frame, out: str, fmt: str) -> None:
+    try:
+        if fmt == "csv":
+            frame.to_csv(out, index=False)
+        elif fmt == "parquet":
+            frame.to_parquet(out, index=False)
+        else:
+            frame.to_json(out, orient="records", lines=True, force_ascii=False)
+    except OSError as e:
+        raise UserError(f"{out}: cannot write: {e.strerror}") from None
+
+
+def cmd_score_answers(args) -> None:
+    from mortar.calibrate import PairsError, format_summary, score_answers
+
+    try:
+        summary = score_answers(args.pairs, args.oracle, args.threshold, args.out)
+    except PairsError as e:
+        raise UserError(str(e)) from None
+    print(format_summary(summary))
+
+
 def make_extractor(backend: str):
     if backend == "spacy":
         from mortar.kg.spacy_backend import SpacyExtractor
@@ -87,11 +212,16 @@ def make_extractor(backend: str):
 class ProgressBar:
     """A one-line progress bar on stderr for the engine's progress callbacks."""
 
+    def __init__(self, also=None):
+        self.also = also  # another progress callback fed the same reports (a background job's)
+
     def __enter__(self):
         self.shown = False
         return self
 
     def __call__(self, done: int, total: int, info: dict | None = None) -> None:
+        if self.also:
+            self.also(done, total, info)
         if not sys.stderr.isatty():
             return
         width = 30
@@ -117,11 +247,56 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--out", required=True, help="JSONL file to write the test cases to")
     add_perturbation_options(gen)
     gen.set_defaults(func=cmd_generate)
+
+    run = sub.add_parser("run", help="test a dialogue system: generate → context check → execute → judge → store")
+    run.add_argument("--dataset", required=True, help="CoQA v1.0 JSON or JSONL dialogues")
+    run.add_argument("--sut", default="smollm2",
+                     help="system under test: smollm2 (default, local), gemma3-270m, a model folder, "
+                          "openai[:MODEL] or groq[:MODEL] (keys from the environment)")
+    run.add_argument("--oracle", default=DEFAULT_ORACLE, choices=ORACLES,
+                     help="answer oracle: 'answer' (default: reads the answer's polarity, number or entity before "
+                          "comparing), or the paper's 'cosine' (MiniLM embeddings) and 'mss'")
+    run.add_argument("--threshold", type=float, default=None,
+                     help="pass threshold ε (default: 0.5 for answer, the paper's 0.6 for cosine and mss)")
+    run.add_argument("--limit", type=_positive, help="only the first N seeds")
+    run.add_argument("--method", choices=("mortar", "metal", "both"), default="mortar",
+                     help="MORTAR (default), the single-turn METAL baseline, or both on the same seeds and SUT")
+    run.add_argument("--metal-rate", type=_ratio, default=0.2,
+                     help="share of a question's words METAL's perturbations change (default 0.2)")
+    run.add_argument("--job", help=argparse.SUPPRESS)  # set by the dashboard for a background run
+    add_perturbation_options(run)
+    run.set_defaults(func=cmd_run)
+
+    score = sub.add_parser("score-answers", help="score question/gold/candidate pairs with an oracle; calibrate it "
+                                                  "when the pairs carry a boolean 'acceptable'")
+    score.add_argument("pairs", help="JSONL: question, gold, candidate (other fields are kept)")
+    score.add_argument("--oracle", default=DEFAULT_ORACLE, choices=ORACLES)
+    score.add_argument("--threshold", type=float, default=None, help="pass threshold (default: the oracle's)")
+    score.add_argument("--out", required=True, help="JSONL with score, pass and reason added")
+    score.set_defaults(func=cmd_score_answers)
+
+    rep = sub.add_parser("report", help="print a run's metrics and the paper's Tables VI–IX")
+    rep.add_argument("run_id", help="a run id, or 'latest'")
+    rep.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
+    rep.set_defaults(func=cmd_report)
+
+    exp = sub.add_parser("export", help="write a run's rounds, detections or metrics to a file")
+    exp.add_argument("run_id", help="a run id, or 'latest'")
+    exp.add_argument("--what", choices=("rounds", "detections", "metrics"), required=True)
+    exp.add_argument("--format", choices=("jsonl", "csv", "parquet"), default="jsonl")
+    exp.add_argument("--out", required=True)
+    exp.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
+    exp.set_defaults(func=cmd_export)
     return parser
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt  # a cancelled background run: stop cleanly, keeping what is stored
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         args.func(args)

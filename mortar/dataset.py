@@ -57,10 +57,18 @@ class TestCase:
     perturbation: str
     replicate: int
     source_rounds: tuple[int, ...]
+    replaced: tuple[tuple[int, str], ...] = ()  # (position, question) asked instead of the seed's (METAL)
 
     @property
     def test_case_id(self) -> str:
         return f"{self.seed_id}/{self.perturbation}/{self.replicate}"
+
+    def question_at(self, seed: "Seed", position: int) -> str:
+        """The question asked at a 1-based position."""
+        for pos, question in self.replaced:
+            if pos == position:
+                return question
+        return seed.round(self.source_rounds[position - 1]).question
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -88,6 +89,69 @@ CREATE TABLE IF NOT EXISTS kg_extractions (
     error TEXT,                       -- the reason when failed
     PRIMARY KEY (dataset_id, seed_id, backend, model)
 );
+CREATE TABLE IF NOT EXISTS run_rounds (
+    run_id TEXT NOT NULL,
+    test_case_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    output TEXT,                      -- the SUT's answer; NULL when the round errored
+    error TEXT,
+    reference TEXT,                   -- what RBT/MR1/MR2 compared the output with
+    similarity DOUBLE,
+    PRIMARY KEY (run_id, test_case_id, position)
+);
+CREATE TABLE IF NOT EXISTS checks (   -- every comparison a relation made; violated ones are detections
+    run_id TEXT NOT NULL,
+    check_id TEXT NOT NULL,
+    relation TEXT NOT NULL,           -- RBT, MR1, MR2, MR3, MR4
+    seed_id TEXT NOT NULL,
+    source_round INTEGER NOT NULL,
+    perturbations JSON NOT NULL,
+    test_case_ids JSON NOT NULL,
+    positions JSON NOT NULL,
+    text_a TEXT NOT NULL,
+    text_b TEXT NOT NULL,
+    similarity DOUBLE NOT NULL,
+    ec_equivalent BOOLEAN,
+    violated BOOLEAN NOT NULL,
+    bug_level TEXT,                   -- L1, L2, L3 for MR detections
+    PRIMARY KEY (run_id, check_id)
+);
+CREATE OR REPLACE VIEW detections AS
+    SELECT run_id, check_id AS detection_id, relation, perturbations, seed_id, source_round, test_case_ids,
+           positions, text_a, text_b, similarity, ec_equivalent, bug_level
+    FROM checks WHERE violated;
+CREATE TABLE IF NOT EXISTS labels (   -- precision labelling: one score per (detection, annotator)
+    run_id TEXT NOT NULL,
+    detection_id TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    score INTEGER NOT NULL,           -- 0–10, high = the SUT output is acceptable; < 6 = true positive
+    note TEXT,
+    labelled_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (run_id, detection_id, annotator)
+);
+CREATE TABLE IF NOT EXISTS adjudications (  -- the final label where two annotators disagree
+    run_id TEXT NOT NULL,
+    detection_id TEXT NOT NULL,
+    true_positive BOOLEAN NOT NULL,
+    adjudicator TEXT NOT NULL,
+    note TEXT,
+    decided_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (run_id, detection_id)
+);
+CREATE TABLE IF NOT EXISTS jobs (     -- runs launched in the background (from the dashboard)
+    job_id TEXT PRIMARY KEY,
+    args JSON NOT NULL,               -- the `mortar run` arguments; never a key
+    pid INTEGER,
+    status TEXT NOT NULL,             -- queued, running, done, failed, cancelled
+    stage TEXT,
+    done INTEGER,
+    total INTEGER,
+    rate DOUBLE,                      -- answers per second
+    run_id TEXT,
+    message TEXT,
+    started_at TIMESTAMP NOT NULL,
+    updated_at TIMESTAMP NOT NULL
+);
 CREATE TABLE IF NOT EXISTS suts (
     sut_fingerprint TEXT PRIMARY KEY, -- hash of backend, model, system prompt, decoding settings
     config JSON NOT NULL              -- the same, readable; never holds an API key
@@ -109,6 +173,23 @@ def db_path(explicit: str | os.PathLike | None = None) -> Path:
     return Path(explicit or os.environ.get("MORTAR_DB") or DEFAULT_DB)
 
 
+LOCK_WAIT_S = 30.0  # how long to wait for another process (a running run, the dashboard) to let go
+
+
+def _open(path: Path, read_only: bool):
+    """Open the file, waiting while another process holds it: DuckDB allows one writer process."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    delay = 0.02
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as e:
+            if "lock" not in str(e).lower() or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+
 @contextmanager
 def connect(path: str | os.PathLike | None = None, read_only: bool = False):
     path = db_path(path)
@@ -116,7 +197,7 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False):
         con = duckdb.connect(":memory:")  # an absent store reads as an empty one
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(path), read_only=read_only)
+        con = _open(path, read_only)
     try:
         if not read_only or not path.exists():
             con.execute(SCHEMA)
@@ -171,7 +252,7 @@ def write_test_cases(con, run_id: str, dataset: Dataset, cases: list[TestCase], 
         case_verdicts = verdicts.get(c.test_case_id)
         for p, src in enumerate(c.source_rounds, start=1):
             row = dict(run_id=run_id, test_case_id=c.test_case_id, position=p, source_round=src,
-                       question=seeds[c.seed_id].round(src).question)
+                       question=c.question_at(seeds[c.seed_id], p))
             if case_verdicts:
                 v = case_verdicts[p - 1]
                 row.update(ec_equivalent=v.equivalent, ec_semantic=v.semantic, ec_ontology=v.ontology,
@@ -193,6 +274,59 @@ def write_graphs(con, dataset_id: str, backend: str, model: str, results: dict[s
                                         status=status, graph=graph, error=error)
                                    for seed_id, (status, graph, error) in results.items()],
            update=("status", "graph", "error"))
+
+
+def write_run_status(con, run_id: str, status: str) -> None:
+    con.execute("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?",
+                [status, datetime.now(timezone.utc).replace(tzinfo=None), run_id])
+
+
+def write_outputs(con, run_id: str, rows: list[dict]) -> None:
+    upsert(con, "run_rounds", [{"run_id": run_id, **r} for r in rows],
+           update=("output", "error", "reference", "similarity"))
+
+
+def write_checks(con, run_id: str, checks) -> None:
+    """Replace the run's checks: judging is deterministic, so a re-run writes the same rows."""
+    con.execute("DELETE FROM checks WHERE run_id = ?", [run_id])
+    upsert(con, "checks", [dict(run_id=run_id, check_id=c.check_id, relation=c.relation, seed_id=c.seed_id,
+                                source_round=c.source_round, perturbations=json.dumps(list(c.perturbations)),
+                                test_case_ids=json.dumps(list(c.test_case_ids)), positions=json.dumps(list(c.positions)),
+                                text_a=c.text_a, text_b=c.text_b, similarity=c.similarity,
+                                ec_equivalent=c.ec_equivalent, violated=c.violated, bug_level=c.bug_level)
+                           for c in checks])
+
+
+def read_checks(con, run_id: str) -> list:
+    from mortar.relations import Check
+
+    rows = con.execute("""SELECT check_id, relation, seed_id, source_round, perturbations, test_case_ids, positions,
+                                 text_a, text_b, similarity, ec_equivalent, violated, bug_level
+                          FROM checks WHERE run_id = ? ORDER BY check_id""", [run_id]).fetchall()
+    return [Check(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), tuple(json.loads(r[5])), tuple(json.loads(r[6])),
+                  r[7], r[8], r[9], r[10], r[11], r[12]) for r in rows]
+
+
+def read_cases_and_verdicts(con, run_id: str):
+    """The run's test cases and, per test case, the EC verdict of every position."""
+    from mortar.context import ECVerdict
+    from mortar.dataset import TestCase
+
+    rows = con.execute("""
+        SELECT t.seed_id, t.perturbation, t.replicate, r.test_case_id, r.source_round, r.ec_equivalent, r.ec_semantic,
+               r.ec_ontology, r.ec_story, r.ec_needed, r.ec_missing, r.ec_follows_ok
+        FROM test_cases t JOIN test_case_rounds r USING (run_id, test_case_id)
+        WHERE t.run_id = ? ORDER BY t.seed_id, r.test_case_id, r.position""", [run_id]).fetchall()
+    sources: dict[str, list] = {}
+    meta, verdicts = {}, {}
+    for seed_id, pert, rep, tcid, src, eq, sem, onto, story, needed, missing, follows in rows:
+        meta[tcid] = (seed_id, pert, rep)
+        sources.setdefault(tcid, []).append(src)
+        verdicts.setdefault(tcid, []).append(ECVerdict(bool(eq), bool(sem), bool(onto), bool(story),
+                                                        frozenset(json.loads(needed or "[]")),
+                                                        frozenset(json.loads(missing or "[]")), follows))
+    cases = [TestCase(*meta[t], tuple(sources[t])) for t in meta]
+    return cases, verdicts
 
 
 def resolve_run_id(con, run_id: str) -> str:
@@ -229,3 +363,43 @@ def run_config(con, run_id: str) -> dict:
 
 
 test_case_rounds.__test__ = False
+
+
+def rounds_export(con, run_id: str) -> pd.DataFrame:
+    return con.execute("""
+        SELECT r.run_id, t.seed_id, r.test_case_id, t.perturbation, r.position, r.source_round, r.question,
+               o.output, o.reference, o.similarity, r.ec_equivalent, r.ec_semantic, r.ec_ontology, r.ec_story,
+               r.ec_needed, r.ec_missing, o.error, o.output IS NULL AS errored
+        FROM test_case_rounds r JOIN test_cases t USING (run_id, test_case_id)
+        LEFT JOIN run_rounds o USING (run_id, test_case_id, position)
+        WHERE r.run_id = ? ORDER BY t.seed_id, r.test_case_id, r.position""", [run_id]).df()
+
+
+def detections_export(con, run_id: str) -> pd.DataFrame:
+    return con.execute("""
+        SELECT detection_id, relation, perturbations, seed_id, source_round, test_case_ids, positions,
+               text_a, text_b, similarity, ec_equivalent, bug_level
+        FROM detections WHERE run_id = ? ORDER BY detection_id""", [run_id]).df()
+
+
+def _now():
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def write_job(con, job_id: str, **fields) -> None:
+    """Create or update a background job's row."""
+    row = {"job_id": job_id, "updated_at": _now(), **fields}
+    exists = con.execute("SELECT 1 FROM jobs WHERE job_id = ?", [job_id]).fetchone()
+    if exists:
+        cols = [c for c in row if c != "job_id"]
+        con.execute(f"UPDATE jobs SET {', '.join(f'{c} = ?' for c in cols)} WHERE job_id = ?",
+                    [row[c] for c in cols] + [job_id])
+    else:
+        row.setdefault("started_at", row["updated_at"])
+        row.setdefault("status", "queued")
+        row["args"] = json.dumps(row.get("args", {}))
+        upsert(con, "jobs", [row])
+
+
+def list_jobs(con) -> pd.DataFrame:
+    return con.execute("SELECT * FROM jobs ORDER BY started_at DESC").df()

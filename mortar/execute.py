@@ -1,0 +1,229 @@
+"""Runs a run's test cases against a SUT as one conversation-prefix tree, with a resumable answer store.
+
+Decoding is greedy, so the answer to a conversation prefix is the same in every test case that shares
+it: the test cases of a seed (ORIG included) form a tree whose root is the story and whose nodes are
+questions, and each node is answered once. The SUT's lanes walk the tree depth-first: after answering
+a node a lane goes on with one of that node's children, so a local model extends the lane's KV cache
+by one turn instead of re-reading the story and the history; other children wait in a ready list
+for free lanes. Memory stays bounded by one conversation per lane.
+
+Every answer is written to the store as soon as it is produced, keyed by (SUT fingerprint,
+conversation hash); a run that is killed loses only the answers in flight, and running it again
+reads the stored answers back instead of asking the SUT. A round the SUT could not answer is
+stored with its error and asked again by the next run; the rounds after it in the same test case
+are not asked at all.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from mortar import store
+from mortar.dataset import Seed, TestCase
+from mortar.sut.base import SUT, Completion, Conversation, Turn
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, dict], None]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The SUT's answer in one round of one test case; ``text`` is None when it errored."""
+
+    text: str | None
+    error: str | None = None
+    cached: bool = False  # read back from the store (or produced for an identical conversation this run)
+    seconds: float = 0.0  # how long the SUT took (as stored for a cached answer)
+    conversation_hash: str | None = None  # None for a round that was never asked
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(eq=False)
+class _Node:
+    """A conversation prefix: the story (root) or the story plus the questions on the path to this node."""
+
+    seed: Seed
+    parent: _Node | None = None
+    question: str | None = None
+    depth: int = 0
+    children: dict[str, _Node] = field(default_factory=dict)
+    rounds: list[tuple[str, int]] = field(default_factory=list)  # (test_case_id, position) asked here
+    height: int = 0  # the longest path below this node, in rounds
+    conversation: Conversation | None = None
+    answer: Answer | None = None
+
+
+def execute(seeds: Iterable[Seed], cases: Iterable[TestCase], sut: SUT, db=None,
+            progress: Progress | None = None) -> dict[tuple[str, int], Answer]:
+    """Answer every round of every test case; returns {(test_case_id, position): Answer}.
+
+    ``db`` is the DuckDB store (``store.db_path`` rules). ``progress(done, total, info)`` is called as
+    answers come in; ``done``/``total`` count distinct conversations, ``info`` holds ``computed``,
+    ``cached``, ``errors``, ``not_asked``, ``sut_calls``, ``test_rounds``, ``answers_per_second``, ``elapsed_s``.
+    """
+    return _Execution(seeds, cases, sut, db, progress).run()
+
+
+def build_tree(seeds: Iterable[Seed], cases: Iterable[TestCase]) -> list[_Node]:
+    """One root per seed; test cases asking the same questions in the same order share their nodes."""
+    by_id = {s.id: s for s in seeds}
+    roots: dict[str, _Node] = {}
+    for case in cases:
+        seed = by_id[case.seed_id]
+        node = roots.setdefault(seed.id, _Node(seed))
+        for position in range(1, len(case.source_rounds) + 1):
+            question = case.question_at(seed, position)
+            if question not in node.children:
+                node.children[question] = _Node(seed, node, question, node.depth + 1)
+            node = node.children[question]
+            node.rounds.append((case.test_case_id, position))
+    for root in roots.values():
+        _set_heights(root)
+    return list(roots.values())
+
+
+def _set_heights(root: _Node) -> None:
+    order, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(node.children.values())
+    for node in reversed(order):
+        node.height = max((c.height + 1 for c in node.children.values()), default=0)
+
+
+def _walk(node: _Node):
+    stack = list(node.children.values())
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children.values())
+
+
+class _Execution:
+    def __init__(self, seeds, cases, sut: SUT, db, progress: Progress | None):
+        self.sut, self.db, self.progress = sut, db, progress
+        self.roots = build_tree(seeds, cases)
+        self.nodes = [n for root in self.roots for n in _walk(root)]
+        self.test_rounds = sum(len(n.rounds) for n in self.nodes)
+        self.ready: list[_Node] = []
+        self.known: dict[str, tuple[str, float]] = {}  # conversation hash -> (answer, seconds)
+        self.counts = dict(computed=0, cached=0, errors=0, not_asked=0, sut_calls=0)
+        self.started = time.perf_counter()
+
+    def run(self) -> dict[tuple[str, int], Answer]:
+        fingerprint = self.sut.fingerprint
+        # One connection for the whole execution: every batch of answers is its own committed transaction,
+        # so a killed run keeps them; opening and closing the file per batch would cost more than the SUT.
+        with store.connect(self.db) as con:
+            store.upsert(con, "suts", [dict(sut_fingerprint=fingerprint,
+                                            config=json.dumps(self.sut.config(), sort_keys=True))])
+            rows = con.execute("SELECT conversation_hash, answer, seconds FROM answers "
+                               "WHERE sut_fingerprint = ? AND answer IS NOT NULL", [fingerprint]).fetchall()
+            self.known = {h: (a, s or 0.0) for h, a, s in rows}
+            for root in self.roots:
+                for child in root.children.values():
+                    self._reached(child)
+            self._report()
+            if self.ready:
+                self._answer_ready(con, fingerprint)
+        return {r: n.answer for n in self.nodes for r in n.rounds}
+
+    def _answer_ready(self, con, fingerprint: str) -> None:
+        session = self.sut.session()
+        try:
+            on_lane: dict[int, _Node] = {}
+            last: dict[int, _Node] = {}
+            while self.ready or on_lane:
+                for lane in range(session.lanes):
+                    if lane not in on_lane and self.ready:
+                        node = self._pick(last.get(lane))
+                        session.submit(lane, node.conversation)
+                        on_lane[lane] = node
+                        self.counts["sut_calls"] += 1
+                rows = []
+                for completion in session.wait():
+                    node = last[completion.lane] = on_lane.pop(completion.lane)
+                    rows.append(self._answered(node, completion))
+                self._store(con, fingerprint, rows)
+                self._report()
+        finally:
+            session.close()
+
+    def _pick(self, last: _Node | None) -> _Node:
+        """The ready node that shares most of ``last``'s conversation (its KV cache), then the deepest work.
+
+        Ties go to the most recently readied node, which keeps each lane's walk depth-first.
+        """
+        ancestors = {}
+        node = last
+        while node is not None:
+            ancestors[id(node)] = node.depth + 1  # the root (the story alone) is shared too
+            node = node.parent
+        best, best_score = 0, None
+        for i in range(len(self.ready) - 1, -1, -1):
+            node = self.ready[i].parent
+            while node is not None and id(node) not in ancestors:
+                node = node.parent
+            score = (ancestors[id(node)] if node is not None else 0, self.ready[i].height)
+            if best_score is None or score > best_score:
+                best, best_score = i, score
+        return self.ready.pop(best)
+
+    def _reached(self, node: _Node) -> None:
+        """``node``'s parent has its answer: answer ``node`` from what is known, or make it ready."""
+        parent = node.parent
+        history = () if parent.conversation is None else (
+            *parent.conversation.history, Turn(parent.question, parent.answer.text))
+        node.conversation = Conversation(node.seed.story, history, node.question)
+        known = self.known.get(node.conversation.hash)
+        if known is None:
+            self.ready.append(node)
+            return
+        node.answer = Answer(known[0], cached=True, seconds=known[1], conversation_hash=node.conversation.hash)
+        self.counts["cached"] += 1
+        for child in node.children.values():
+            self._reached(child)
+
+    def _answered(self, node: _Node, completion: Completion) -> dict:
+        conversation_hash = node.conversation.hash
+        node.answer = Answer(completion.text, completion.error, False, completion.seconds, conversation_hash)
+        if completion.error is None:
+            self.counts["computed"] += 1
+            self.known[conversation_hash] = (completion.text, completion.seconds)
+            for child in node.children.values():
+                self._reached(child)
+        else:
+            self.counts["errors"] += 1
+            for below in _walk(node):
+                below.answer = Answer(None, f"not asked: round {node.depth} of this conversation got no answer")
+                self.counts["not_asked"] += 1
+        return dict(conversation_hash=conversation_hash, answer=completion.text, error=completion.error,
+                    seconds=completion.seconds, created_at=datetime.now(timezone.utc).replace(tzinfo=None))
+
+    @staticmethod
+    def _store(con, fingerprint: str, rows: list[dict]) -> None:
+        if rows:
+            con.begin()
+            store.upsert(con, "answers", [dict(sut_fingerprint=fingerprint, **row) for row in rows],
+                         update=("answer", "error", "seconds", "created_at"))
+            con.commit()
+
+    def _report(self) -> None:
+        elapsed = time.perf_counter() - self.started
+        c = self.counts
+        info = dict(c, test_rounds=self.test_rounds, elapsed_s=elapsed,
+                    answers_per_second=c["computed"] / elapsed if elapsed > 0 else 0.0)
+        done = c["computed"] + c["cached"] + c["errors"] + c["not_asked"]
+        if self.progress is not None:
+            self.progress(done, len(self.nodes), info)
+        log.debug("answers %d/%d %s", done, len(self.nodes), info)

@@ -1,0 +1,107 @@
+"""Background runs: `mortar run` in its own process, so it keeps going when the browser tab closes.
+
+The process reports its stage and progress into the ``jobs`` table; cancelling stops the process
+(everything it stored stays); resuming starts the same command again, which continues the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from mortar import store
+
+PROGRESS_EVERY_S = 1.0
+
+
+def start(args: dict, db=None) -> str:
+    """Launch ``mortar run`` with these arguments (names as on the command line, without dashes)."""
+    job_id = uuid.uuid4().hex[:12]
+    db = str(store.db_path(db))
+    with store.connect(db) as con:
+        store.write_job(con, job_id, args=args, status="queued", stage="starting")
+    cmd = [sys.executable, "-m", "mortar", "run", "--db", db, "--job", job_id] + command_line(args)
+    log = Path(db).with_name(f"job-{job_id}.log")
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=str(store.PROJECT_ROOT))
+    with store.connect(db) as con:
+        store.write_job(con, job_id, pid=proc.pid)
+    return job_id
+
+
+def command_line(args: dict) -> list[str]:
+    line = []
+    for name, value in args.items():
+        if value is None or value is False:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            line.append(flag)
+        elif isinstance(value, (list, tuple)):
+            line += [flag, *map(str, value)]
+        else:
+            line += [flag, str(value)]
+    return line
+
+
+def cancel(job_id: str, db=None) -> None:
+    with store.connect(db) as con:
+        row = con.execute("SELECT pid, status FROM jobs WHERE job_id = ?", [job_id]).fetchone()
+    if row is None:
+        raise LookupError(f"no job {job_id!r}")
+    pid, status = row
+    if pid and status in ("queued", "running"):
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    with store.connect(db) as con:
+        store.write_job(con, job_id, status="cancelled", message="cancelled; resume continues where it stopped")
+
+
+def resume(job_id: str, db=None) -> str:
+    with store.connect(db, read_only=True) as con:
+        row = con.execute("SELECT args FROM jobs WHERE job_id = ?", [job_id]).fetchone()
+    if row is None:
+        raise LookupError(f"no job {job_id!r}")
+    return start(json.loads(row[0]), db)
+
+
+def alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class JobReporter:
+    """A progress callback that writes the job's stage, counts, rate and ETA into the store (throttled)."""
+
+    def __init__(self, job_id: str, db=None):
+        self.job_id, self.db, self.last = job_id, db, 0.0
+        self.write(status="running", pid=os.getpid())
+
+    def write(self, **fields) -> None:
+        with store.connect(self.db) as con:
+            store.write_job(con, self.job_id, **fields)
+
+    def __call__(self, done: int, total: int, info: dict | None = None) -> None:
+        now = time.monotonic()
+        if now - self.last < PROGRESS_EVERY_S and done < total:
+            return
+        self.last = now
+        info = info or {}
+        self.write(stage=info.get("stage", ""), done=int(done), total=int(total),
+                   rate=float(info["answers_per_second"]) if info.get("answers_per_second") else None)

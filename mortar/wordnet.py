@@ -1,0 +1,66 @@
+"""Synonyms from the WordNet 3.0 database files, read directly (offline).
+
+The files come from Debian's ``wordnet-base`` package (``/usr/share/wordnet``) or any folder named
+by ``MORTAR_WORDNET`` holding ``index.{noun,verb,adj,adv}`` and ``data.{…}``. Format (wndb(5)):
+an index line is ``lemma pos synset_cnt p_cnt [ptr…] sense_cnt tagsense_cnt offset…``; a data line,
+found by its byte offset, is ``offset lex_filenum ss_type w_cnt word lex_id [word lex_id…] …``.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+POS_FILES = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}
+DEFAULT_DIRS = ("/usr/share/wordnet",)
+
+
+class WordNetMissing(RuntimeError):
+    pass
+
+
+def wordnet_dir() -> Path:
+    for candidate in filter(None, (os.environ.get("MORTAR_WORDNET"), *DEFAULT_DIRS)):
+        path = Path(candidate)
+        if (path / "index.noun").is_file() and (path / "data.noun").is_file():
+            return path
+    raise WordNetMissing("WordNet data not found: install Debian's wordnet-base (apt-get install wordnet-base) "
+                         "or set MORTAR_WORDNET to a folder with WordNet 3.0's index.* and data.* files")
+
+
+@lru_cache(maxsize=4)
+def _index(pos: str) -> dict[str, tuple[int, ...]]:
+    offsets = {}
+    with open(wordnet_dir() / f"index.{pos}", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(" "):
+                continue  # licence header
+            parts = line.split()
+            synset_cnt, p_cnt = int(parts[2]), int(parts[3])
+            offsets[parts[0]] = tuple(int(o) for o in parts[6 + p_cnt:6 + p_cnt + synset_cnt])
+    return offsets
+
+
+def _synset_words(pos: str, offset: int) -> list[str]:
+    with open(wordnet_dir() / f"data.{pos}", "rb") as f:
+        f.seek(offset)
+        parts = f.readline().decode("utf-8").split()
+    count = int(parts[3], 16)
+    return [parts[4 + 2 * k] for k in range(count)]
+
+
+@lru_cache(maxsize=20000)
+def synonyms(lemma: str, pos: str) -> tuple[str, ...]:
+    """Other words of the lemma's synsets, most frequent sense first (spaces for multi-word lemmas)."""
+    pos_file = POS_FILES.get(pos)
+    if pos_file is None:
+        return ()
+    key = lemma.lower().replace(" ", "_")
+    found: list[str] = []
+    for offset in _index(pos_file).get(key, ()):
+        for word in _synset_words(pos_file, offset):
+            word = word.split("(")[0]  # adjective markers such as "(a)"
+            if word.lower() != key and word not in found:
+                found.append(word)
+    return tuple(w.replace("_", " ") for w in found)

@@ -1,0 +1,163 @@
+"""Inspector: one detection — the original and the perturbed dialogue side by side, the EC verdict of every
+round, the knowledge graph around the question, and (MR3/MR4) every version of the question."""
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from mortar import labels
+
+st.title("Inspector")
+
+runs = ui.read(ui.runs_overview)
+runs = runs[runs["checks"] > 0]
+if runs.empty:
+    ui.no_runs_yet()
+    st.stop()
+
+target = st.session_state.get("inspect")
+qp_run, qp_det = st.query_params.get("run"), st.query_params.get("detection")
+if qp_run and qp_det:
+    target = (qp_run, qp_det)
+
+with st.expander("Choose a detection", expanded=target is None):
+    run_id = ui.pick_run(runs, key="i-run")
+    page, total = ui.read(labels.find_detections, labels.DetectionFilter(run_ids=(run_id,)), "detection", False, 1000)
+    ids = list(page["detection_id"])
+    current = target[1] if target and target[0] == run_id and target[1] in ids else None
+    chosen = st.selectbox(f"Detection ({total:,} in this run; open others from the Violations page)", ids,
+                          index=ids.index(current) if current else None, key="i-det", placeholder="choose one")
+    if chosen and chosen != current:
+        target = (run_id, chosen)
+
+if target is None:
+    st.info("Open a detection from the **Violations** page, or choose one above.")
+    st.stop()
+run_id, detection_id = target
+st.session_state["inspect"] = target
+st.query_params.update({"run": run_id, "detection": detection_id})
+
+det = ui.read(ui.detection, run_id, detection_id)
+if det is None:
+    st.error(f"Run {ui.md_escape(run_id)} has no detection {ui.md_escape(detection_id)}.")
+    st.stop()
+
+relation = det["relation"]
+pair = relation in ("MR3", "MR4")
+st.subheader(f"{relation} detection {ui.md_escape(detection_id)}")
+st.caption(ui.GLOSSARY[relation])
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Relation", relation)
+c2.metric("Similarity", ui.fmt(det["similarity"]), help=ui.GLOSSARY["similarity"])
+c3.metric("Bug level", det["bug_level"] or "–", help=ui.LEVELS_HELP)
+ec = det["ec_equivalent"]
+c4.metric("EC verdict", "–" if pair and relation == "MR4" or pd.isna(ec) else ("equivalent" if ec else "not equivalent"),
+          help=ui.GLOSSARY["EC"])
+
+question = ui.read(lambda con: con.execute(
+    "SELECT sr.question FROM seed_rounds sr JOIN runs r ON r.dataset_id = sr.dataset_id "
+    "WHERE r.run_id = ? AND sr.seed_id = ? AND sr.turn_id = ?", [run_id, det["seed_id"], det["source_round"]]
+).fetchone())
+st.markdown(f"**Seed {ui.md_escape(det['seed_id'])}, round {det['source_round']}:**")
+st.text(question[0] if question else "")
+left, right = st.columns(2)
+left.markdown("**" + ("Answer in one version" if pair else "SUT answer") + "**")
+left.text(det["text_a"])
+right.markdown("**" + ("Answer in the other version" if pair else "Reference answer") + "**")
+right.text(det["text_b"])
+
+if pair:
+    st.subheader("Every version of the question")
+    st.caption("MR3 compares the EC-true versions with each other, MR4 the EC-true with the EC-false ones; "
+               "'compared' marks the pair that decided the check.")
+    vers = ui.read(ui.versions, run_id, det)
+    st.dataframe(vers, hide_index=True, width="stretch")
+    options = list(range(len(vers)))
+    first = next((i for i, c in enumerate(vers["compared"]) if c), 0) if options else None
+    chosen_version = st.selectbox("Show this version's dialogue", options, index=first, key="i-version",
+                                  format_func=lambda i: f"{vers['test_case'][i]} · position {vers['position'][i]}")
+    perturbed_id = vers["test_case"][chosen_version] if chosen_version is not None else None
+    position = int(vers["position"][chosen_version]) if chosen_version is not None else None
+else:
+    perturbed_id, position = det["test_case_ids"][0], int(det["positions"][0])
+
+orig_id = ui.read(ui.original_case_id, run_id, det["seed_id"])
+original = ui.read(ui.case_rounds, run_id, orig_id) if orig_id else pd.DataFrame()
+perturbed = ui.read(ui.case_rounds, run_id, perturbed_id) if perturbed_id else pd.DataFrame()
+case = ui.read(ui.test_case, run_id, perturbed_id) if perturbed_id else None
+
+
+def highlight(column: str, value):
+    def style(row):
+        return ["background-color: #f6d5c8" if row[column] == value else ""] * len(row)
+    return style
+
+
+st.subheader("Dialogues")
+side_by_side = bool(case and case["perturbation"] != "ORIG")
+left, right = st.columns(2) if side_by_side else (st.container(), None)
+with left:
+    st.markdown(f"**Original** — the seed's order (test case {ui.md_escape(orig_id or '–')})")
+    if not original.empty:
+        orig_table = pd.DataFrame({"round": original["source_round"], "question": original["question"],
+                                   "SUT answer": original["sut_answer"], "gold answer": original["gold_answer"],
+                                   "similarity": original["similarity"]})
+        st.dataframe(orig_table.style.apply(highlight("round", det["source_round"]), axis=1).format(
+            {"similarity": "{:.3f}"}, na_rep=""), hide_index=True, width="stretch", key="i-original")
+if side_by_side:
+    with right:
+        st.markdown(f"**Perturbed** — {ui.md_escape(case['perturbation'])} (test case {ui.md_escape(perturbed_id)})")
+        table = ui.verdict_table(perturbed)
+        st.dataframe(table.style.apply(highlight("pos", position), axis=1).format({"similarity": "{:.3f}"}, na_rep=""),
+                     hide_index=True, width="stretch", key="i-perturbed")
+else:
+    st.caption("An RBT detection has no perturbed dialogue: the seed's questions were asked in their order.")
+
+st.subheader("Round by round: equivalent context and knowledge graph")
+dialogue = perturbed if case and not perturbed.empty else original
+if dialogue.empty:
+    st.stop()
+positions = list(dialogue["position"])
+default = positions.index(position) if position in positions else 0
+pos = st.selectbox("Round", positions, index=default, key=f"i-round-{perturbed_id}",
+                   format_func=lambda p: (f"position {p} · seed round "
+                                          f"{int(dialogue.loc[dialogue['position'] == p, 'source_round'].iloc[0])}"
+                                          + (" · the detection" if p == position else "")))
+row = dialogue[dialogue["position"] == pos].iloc[0].to_dict()
+st.text(row["question"])
+verdict = ui.ec_summary(row)
+(st.success if row["ec_equivalent"] else st.error)(verdict)
+c1, c2, c3, c4 = st.columns(4)
+for col, name, what in ((c1, "semantic", "the question resolves itself"),
+                        (c2, "ontology", "what it needs is in the context"),
+                        (c3, "story", "its pronoun has one referent in the story")):
+    v = row[f"ec_{name}"]
+    col.metric(f"{name} check", "–" if pd.isna(v) else ("passed" if v else "failed"), help=what)
+c4.metric("follows its round", "–" if pd.isna(row["ec_follows_ok"]) else ("yes" if row["ec_follows_ok"] else "no"),
+          help="An elliptical question ('Why?', 'How many?') must come right after the round it continues.")
+c1, c2 = st.columns(2)
+c1.markdown("**Needed (Ḡ_j)** — what the question takes from its original context")
+c1.text(", ".join(row["ec_needed"]) or "nothing")
+c2.markdown("**Missing** — needed entities the perturbed context lacks here")
+c2.text(", ".join(row["ec_missing"]) or "nothing")
+
+graph, why = ui.read(ui.seed_graph, run_id, det["seed_id"])
+if graph is None:
+    st.warning(f"No knowledge graph to show: {why}.")
+else:
+    available = ui.context_before(graph, dialogue, pos)
+    rg = graph.round(int(row["source_round"]))
+    st.markdown("**Decontextualised question** (the question with its context filled in)")
+    st.text(rg.decontextualised_question)
+    whole = st.toggle("Whole dialogue graph", value=False, key="i-whole",
+                      help="Off: only the question's entities, what it needs and what the context holds here.")
+    st.plotly_chart(ui.kg_figure(graph, int(row["source_round"]), available, whole=whole), key="i-graph",
+                    config={"displaylogo": False})
+    st.caption(f"{len(available)} entities in the context before this position; knowledge graphs by "
+               f"{graph.backend} ({graph.model}).")
+
+with st.expander("Story"):
+    st.text(ui.read(ui.story, run_id, det["seed_id"]))
+
+st.subheader("Label this detection")
+ui.quick_label(run_id, detection_id, key="i-label")

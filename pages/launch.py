@@ -1,0 +1,161 @@
+"""Launch: configure a `mortar run` and start it in the background, with live progress, cancel and resume."""
+
+import hashlib
+import re
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+import ui
+from mortar.dataset import DatasetError, load_dataset
+from mortar.perturb import PERTURBATIONS
+
+KEY_VARS = {  # what each choice reads from the environment (or .streamlit/secrets.toml); values never shown
+    "openai": ["MORTAR_OPENAI_API_KEY", "OPENAI_API_KEY", "MORTAR_OPENAI_BASE_URL", "MORTAR_OPENAI_MODEL"],
+    "groq": ["GROQ_API_KEY", "MORTAR_GROQ_MODEL"],
+    "llm knowledge graphs": ["MORTAR_LLM_BASE_URL", "MORTAR_LLM_MODEL", "MORTAR_LLM_API_KEY", "GROQ_API_KEY"],
+}
+SUT_CHOICES = {
+    "smollm2": "SmolLM2-135M-Instruct, local (default; no key, no network)",
+    "gemma3-270m": "Gemma 3 270M, local",
+    "openai": "an OpenAI-compatible endpoint",
+    "groq": "Groq",
+    "folder": "a local Hugging Face model folder",
+}
+
+st.title("Launch a run")
+st.caption("A run asks the SUT every seed question in order (RBT) and in every perturbed test case (MT), checks "
+           "each perturbed question's context (EC) and judges the answers with MR1–MR4. It runs as a background "
+           "process: it keeps going when you close the tab, and a cancelled run resumes where it stopped.")
+ui.secrets_to_environment(sorted({v for vs in KEY_VARS.values() for v in vs}))
+
+
+def save_upload(name: str, data: bytes) -> tuple[Path, int]:
+    """Validate an uploaded dataset with the loader and keep it in data/ (never overwriting another file)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", Path(name).name).lstrip(".") or "dataset.json"
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / safe
+        probe.write_bytes(data)
+        dataset = load_dataset(probe)  # raises DatasetError with the loader's one-line reason
+    target = ui.DATA / safe
+    n = 1
+    while target.exists() and target.read_bytes() != data:
+        n += 1
+        target = ui.DATA / f"{Path(safe).stem}-{n}{Path(safe).suffix}"
+    if not target.exists():
+        target.write_bytes(data)
+    st.session_state["launch-dataset"] = target.name
+    return target, len(dataset.seeds)
+
+
+with st.expander("Add a dataset (CoQA v1.0 JSON, or JSONL dialogues)"):
+    upload = st.file_uploader("Dataset file", type=["json", "jsonl"],
+                              help="Checked with the same loader as the `mortar` command; a valid file is saved "
+                                   "into data/ and can then be chosen below.")
+    if upload is not None:
+        digest = hashlib.sha256(upload.getvalue()).hexdigest()
+        if st.session_state.get("launch-upload") != digest:
+            try:
+                path, n_seeds = save_upload(upload.name, upload.getvalue())
+            except DatasetError as e:
+                st.error(ui.md_escape(f"Not a usable dataset: {e}".replace(str(Path(tempfile.gettempdir())), "upload")))
+            else:
+                st.session_state["launch-upload"] = digest
+                st.success(ui.md_escape(f"Saved data/{path.name}: {n_seeds} seed dialogues."))
+
+datasets = sorted(p.name for p in ui.DATA.glob("*.json*") if p.suffix in (".json", ".jsonl"))
+if not datasets:
+    st.warning("No dataset in data/: add one above.")
+    st.stop()
+wanted = st.session_state.get("launch-dataset", "sample_coqa.json")
+
+with st.form("launch"):
+    st.markdown("**Dataset and SUT**")
+    c1, c2 = st.columns(2)
+    dataset = c1.selectbox("Dataset", datasets, index=datasets.index(wanted) if wanted in datasets else 0,
+                           help="Files in data/. Seeds are dialogues: a story and question/answer rounds.")
+    limit = c2.number_input("Seed limit", min_value=0, value=2, step=1,
+                            help="Only the first N seeds of the dataset (0 = all of them). SmolLM2 on two CPU cores "
+                                 "needs roughly a minute per seed and perturbation.")
+    c1, c2 = st.columns(2)
+    sut_kind = c1.selectbox("SUT (system under test)", list(SUT_CHOICES), format_func=lambda k: f"{k} — {SUT_CHOICES[k]}")
+    sut_model = c2.text_input("Model name or folder",
+                              help="openai / groq: the model name (else MORTAR_OPENAI_MODEL / MORTAR_GROQ_MODEL). "
+                                   "folder: the path of a Hugging Face model folder. Ignored for local presets.")
+    st.markdown("**Perturbations**")
+    perturbations = st.multiselect(
+        "Dialogue-level perturbations", PERTURBATIONS, default=list(PERTURBATIONS),
+        help="DRS shuffles the rounds, DRR drops some, DRD repeats some, DSR and DSD shuffle a reduction or a "
+             "duplication. Each seed also gives one ORIG test case for RBT.")
+    c1, c2, c3, c4 = st.columns(4)
+    seed = c1.number_input("Run seed", min_value=0, value=0, step=1, help="Same seed, same test cases.")
+    replicates = c2.number_input("Replicates", min_value=1, value=1, step=1,
+                                 help="Test cases per seed and perturbation.")
+    reduce_ratio = c3.number_input("Reduce ratio", min_value=0.05, max_value=0.95, value=0.3, step=0.05,
+                                   help="Share of rounds DRR/DSR drop: max(1, floor(ratio·n)).")
+    duplicate_ratio = c4.number_input("Duplicate ratio", min_value=0.05, max_value=0.95, value=0.2, step=0.05,
+                                      help="Share of rounds DRD/DSD repeat: max(1, floor(ratio·n)).")
+    st.markdown("**Oracle and context check**")
+    c1, c2, c3 = st.columns(3)
+    oracle = c1.radio("Oracle", ["cosine", "mss"], horizontal=True,
+                      help="cosine: similarity of MiniLM sentence embeddings (the paper's). MSS combines it with "
+                           "SQuAD exact match and F1, penalising wordy answers.")
+    threshold = c2.number_input("Threshold ε", min_value=0.0, max_value=1.0, value=0.6, step=0.05,
+                                help="Answers at least this similar count as the same answer.")
+    kg_backend = c3.radio("Knowledge-graph backend", ["spacy", "llm"], horizontal=True,
+                          help="For the EC ontology check. spacy: offline (default). llm: the paper's extraction "
+                               "pipeline on an LLM endpoint (see the environment variables below).")
+    submitted = st.form_submit_button("Start run", type="primary", icon=":material/rocket_launch:")
+
+if submitted:
+    problems = []
+    if not perturbations:
+        problems.append("Choose at least one perturbation.")
+    spec = sut_kind
+    if sut_kind in ("openai", "groq"):
+        spec = f"{sut_kind}:{sut_model.strip()}" if sut_model.strip() else sut_kind
+    elif sut_kind == "folder":
+        spec = sut_model.strip()
+        if not spec or not Path(spec).is_dir():
+            problems.append("Give the path of a Hugging Face model folder on this machine.")
+    if not problems:
+        from mortar.sut import SutError, make_sut
+
+        try:
+            make_sut(spec)  # checks the spec and the environment; loads nothing
+        except SutError as e:
+            problems.append(str(e))
+    if kg_backend == "llm":
+        from mortar.chat import ChatConfigError
+        from mortar.kg.llm import LlmExtractor
+
+        try:
+            LlmExtractor.from_env().close()
+        except ChatConfigError as e:
+            problems.append(f"LLM knowledge graphs: {e}")
+    try:
+        load_dataset(ui.DATA / dataset)
+    except DatasetError as e:
+        problems.append(str(e))
+    for p in problems:
+        st.error(ui.md_escape(p))
+    if not problems:
+        args = {"dataset": str(ui.DATA / dataset), "sut": spec, "seed": int(seed), "perturbations": perturbations,
+                "replicates": int(replicates), "reduce_ratio": float(reduce_ratio),
+                "duplicate_ratio": float(duplicate_ratio), "oracle": oracle, "threshold": float(threshold),
+                "kg_backend": kg_backend, "limit": int(limit) or None}
+        job_id = ui.start_job(args)
+        st.success(f"Started job {job_id}. Its progress is below; the run's detections appear on the Violations "
+                   "page when it is done.")
+
+with st.expander("API keys and endpoints (environment variables)"):
+    st.caption("Keys are read from the environment of the dashboard (or .streamlit/secrets.toml) and passed to the "
+               "run's process that way; they are never stored in the database nor shown. Set them before "
+               "`make run`, e.g. `export GROQ_API_KEY=…`.")
+    st.dataframe([{"for": use, "variable": name, "set": "yes" if ok else "no"}
+                  for use, names in KEY_VARS.items() for name, ok in ui.env_status(names).items()],
+                 hide_index=True, width="stretch")
+
+st.subheader("Background runs")
+ui.jobs_panel("launch")

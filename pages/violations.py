@@ -1,0 +1,110 @@
+"""Violations: every detection (violated check) of every run, filtered, sorted and paged in DuckDB."""
+
+import json
+import time
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from mortar import labels
+
+st.title("Violations")
+st.caption("A detection is a violated check: an RBT round answered unlike the gold answer, or a violated metamorphic "
+           "relation (MR1–MR4) on a perturbed dialogue. Pick a row to open it in the inspector.")
+
+runs = ui.read(ui.runs_overview)
+runs = runs[runs["checks"] > 0]
+if runs.empty:
+    ui.no_runs_yet()
+    st.stop()
+names = {r["run_id"]: ui.run_label(r) for _, r in runs.iterrows()}
+
+with st.container(border=True):
+    c1, c2, c3 = st.columns([2, 1, 1])
+    default_runs = [st.session_state["current_run"]] if st.session_state.get("current_run") in names else []
+    run_ids = c1.multiselect("Runs", list(names), default=default_runs, format_func=names.get,
+                             placeholder="all runs", key="v-runs")
+    choices = ui.read(labels.filter_choices, tuple(run_ids))
+    suts = c2.multiselect("SUT", choices["suts"], placeholder="any SUT", key="v-suts")
+    relations = c3.multiselect("Relation", choices["relations"], placeholder="any relation", key="v-relations",
+                               help=" ".join(ui.GLOSSARY[k] for k in ("MR1", "MR2", "MR3", "MR4")))
+    c1, c2, c3, c4 = st.columns([1, 1, 1, 2])
+    perturbations = c1.multiselect("Perturbation", choices["perturbations"], placeholder="any", key="v-perts",
+                                   help="ORIG is the seed as it is (RBT). MR3/MR4 detections match any perturbation "
+                                        "of their group.")
+    levels = c2.multiselect("Bug level", choices["bug_levels"], placeholder="any", key="v-levels",
+                            help=ui.LEVELS_HELP + " 'none': RBT detections have no level.")
+    seeds = c3.multiselect("Seed", choices["seeds"], placeholder="any seed", key="v-seeds")
+    lo, hi = choices["similarity"]
+    lo, hi = min(0.0, float(lo)), max(1.0, float(hi))
+    sim = c4.slider("Similarity", lo, hi, (lo, hi), step=0.01, key="v-sim", help=ui.GLOSSARY["similarity"])
+    c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
+    text = c1.text_input("Search the question, the SUT's answer and the reference", key="v-text",
+                         placeholder="words to find (case-insensitive)")
+    sort = c2.selectbox("Sort by", list(labels.SORTABLE), index=list(labels.SORTABLE).index("similarity"),
+                        key="v-sort")
+    descending = c3.toggle("Descending", value=False, key="v-desc")
+    page_size = c4.selectbox("Rows per page", [25, 50, 100, 200], index=1, key="v-size")
+
+flt = labels.DetectionFilter(run_ids=tuple(run_ids), suts=tuple(suts), relations=tuple(relations),
+                             perturbations=tuple(perturbations), bug_levels=tuple(levels), seeds=tuple(seeds),
+                             similarity=None if sim == (lo, hi) else sim, text=text)
+
+def fetch(con):
+    """The matching count and the current page, in one visit to the store."""
+    _, total = labels.find_detections(con, flt, sort, descending, 0, 0)
+    pages = max(1, -(-total // page_size))
+    if st.session_state.get("v-page", 1) > pages:
+        st.session_state["v-page"] = pages
+    page_no = int(st.session_state.get("v-page", 1))
+    page, _ = labels.find_detections(con, flt, sort, descending, page_size, (page_no - 1) * page_size)
+    return page, total, pages, page_no
+
+
+started = time.perf_counter()
+page, total, pages, page_no = ui.read(fetch)
+elapsed = time.perf_counter() - started
+c1, c2 = st.columns([3, 1])
+c1.caption(f"Showing {(page_no - 1) * page_size + 1 if total else 0}–{(page_no - 1) * page_size + len(page)} of "
+           f"{total:,} matching detections · page {page_no} of {pages} · queried in {elapsed * 1000:.0f} ms")
+c2.metric("Matching detections", f"{total:,}", help="Detections that pass every filter above.")
+
+if page.empty:
+    st.info("No detection matches these filters.")
+    st.stop()
+
+table = page.assign(perturbations=[", ".join(json.loads(p)) for p in page["perturbations"]],
+                    EC=[("" if pd.isna(v) else "equivalent" if v else "not equivalent") for v in page["ec_equivalent"]])
+table = table.drop(columns=["ec_equivalent"])
+col = st.column_config
+event = st.dataframe(
+    table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="v-table",
+    column_order=["detection_id", "relation", "perturbations", "seed_id", "source_round", "question", "output",
+                  "reference", "similarity", "EC", "bug_level", "n_labels", "mean_score", "sut", "run_id"],
+    column_config={
+        "detection_id": col.TextColumn("detection"),
+        "seed_id": col.TextColumn("seed"), "source_round": col.NumberColumn("round", help="The seed round j."),
+        "output": col.TextColumn("SUT answer", help="The SUT's answer (MR3/MR4: one answer of the compared pair)."),
+        "reference": col.TextColumn("compared with", help="The reference answer (MR3/MR4: the other answer)."),
+        "similarity": col.NumberColumn(format="%.3f", help=ui.GLOSSARY["similarity"]),
+        "EC": col.TextColumn(help=ui.GLOSSARY["EC"]),
+        "bug_level": col.TextColumn("level", help=ui.LEVELS_HELP),
+        "n_labels": col.NumberColumn("labels", help="Precision labels given so far."),
+        "mean_score": col.NumberColumn("mean score", format="%.1f",
+                                       help="Mean acceptability score (0–10; below 6 = true positive)."),
+        "sut": col.TextColumn("SUT"), "run_id": col.TextColumn("run"),
+    })
+rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
+if rows:
+    chosen = page.iloc[rows[0]]
+    ui.open_inspector(chosen["run_id"], chosen["detection_id"])
+
+c1, c2, c3 = st.columns([1, 3, 1], vertical_alignment="bottom")
+c1.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key="v-page")
+keys = [f"{r}|{d}" for r, d in zip(page["run_id"], page["detection_id"])]
+pick = c2.selectbox("Detection to inspect (or click a row)", keys, format_func=lambda k: k.split("|", 1)[1],
+                    key="v-pick")
+if c3.button("Open in the inspector", icon=":material/hub:", key="v-open"):
+    run_id, detection_id = pick.split("|", 1)
+    ui.open_inspector(run_id, detection_id)

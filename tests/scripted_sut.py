@@ -1,0 +1,37 @@
+"""A scripted, deterministic SUT for unit tests of the run pipeline (never a default, never a result).
+
+It answers from the story by keyword overlap with the question, and forgets the story once the
+conversation is long, so perturbations change some answers as a real SUT's would.
+"""
+
+import os
+import re
+import time
+
+from mortar.sut.base import SUT
+
+
+class ScriptedSUT(SUT):
+    backend, model = "scripted", "keyword-overlap-v1"
+
+    def __init__(self, delay_s: float = 0.0, calls_file: str | None = None):
+        super().__init__()
+        self.delay_s, self.calls_file, self.calls = delay_s, calls_file, 0
+
+    def answer(self, conversation) -> str:
+        self.calls += 1
+        if self.calls_file:
+            with open(self.calls_file, "a") as f:
+                f.write("call\n")
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        words = set(re.findall(r"[a-z]+", conversation.question.lower())) - {"what", "who", "did", "the", "was", "a"}
+        sentences = re.split(r"(?<=[.!?])\s+", conversation.story)
+        best = max(sentences, key=lambda s: len(words & set(re.findall(r"[a-z]+", s.lower()))))
+        if len(conversation.history) % 4 == 3:
+            return "Unknown"
+        return " ".join(best.split()[:8])
+
+
+def make(delay_s=None, calls_file=None):
+    return ScriptedSUT(float(delay_s if delay_s is not None else os.environ.get("SCRIPTED_DELAY", 0)), calls_file)

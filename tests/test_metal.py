@@ -1,0 +1,90 @@
+"""The METAL baseline: its perturbations, the revert rule, unknown handling, and a run with both methods."""
+
+import random
+
+import pytest
+
+from mortar.cli import main
+from mortar.dataset import Round, Seed, load_dataset
+from mortar.metal import (MetalSettings, Word, add_random_word, convert_to_leet, introduce_typos, judge_metal,
+                          metal_test_cases, synonym_replacement)
+from mortar.nlp import load_nlp
+from mortar.oracle import Oracle
+from mortar.relations import Check
+from mortar.run import RunConfig, run
+from mortar.wordnet import synonyms
+from tests.conftest import SAMPLE
+from tests.scripted_sut import ScriptedSUT
+
+
+@pytest.fixture(scope="module")
+def words():
+    doc = load_nlp().nlp("Where did the tall boy build his big kite quickly?")
+    return [Word(t.text, t.pos_, t.lemma_, t.whitespace_) for t in doc]
+
+
+def test_wordnet_synonyms_are_read_offline():
+    assert "large" in synonyms("big", "ADJ")
+    assert "construct" in synonyms("build", "VERB")
+    assert synonyms("big", "PRON") == ()
+
+
+@pytest.mark.parametrize("fn", [synonym_replacement, add_random_word, introduce_typos, convert_to_leet])
+def test_each_perturbation_is_deterministic_under_a_seed_and_changes_the_question(fn, words):
+    a = fn(words, random.Random(5), 0.2)
+    assert a == fn(words, random.Random(5), 0.2)
+    assert a != "Where did the tall boy build his big kite quickly?"
+    assert {fn(words, random.Random(k), 0.2) for k in range(6)} != {a}  # other seeds, other questions
+
+
+def test_perturbation_kinds(words):
+    syn = synonym_replacement(words, random.Random(1), 0.2).split()
+    assert len(syn) >= 9 and syn[0] == "Where"
+    assert len(add_random_word(words, random.Random(1), 0.2).split()) > 10
+    assert any(ch.isdigit() for ch in convert_to_leet(words, random.Random(1), 0.2))
+    typo = introduce_typos(words, random.Random(1), 0.2)
+    assert len(typo.split()) == 10 and typo != "Where did the tall boy build his big kite quickly?"
+
+
+SEED = Seed("k", "Tom built a big red kite in 1990 and flew it on Crow Hill.", (
+    Round(1, "Who built the big red kite?", "Tom"), Round(2, "Where did Tom fly the kite?", "Crow Hill"),
+    Round(3, "What was the name of Tom's dog?", "unknown")))
+
+
+def test_meaning_changing_perturbations_are_reverted():
+    oracle = Oracle("cosine")
+    cases, reverted = metal_test_cases([SEED], 1, MetalSettings(rate=0.2), load_nlp().nlp, oracle)
+    for case in cases:
+        new = case.replaced[0][1]
+        assert oracle.embeddings.cosine(new, SEED.round(case.source_rounds[-1]).question) >= 0.8
+        assert case.source_rounds == tuple(range(1, case.source_rounds[-1] + 1))  # seed prefix up to round j
+    strict, reverted_all = metal_test_cases([SEED], 1, MetalSettings(rate=1.0), load_nlp().nlp, oracle)
+    assert reverted_all > reverted and len(strict) < len(cases)  # changing every word loses the meaning more often
+
+
+def test_unknown_gold_expects_unknown_and_levels_follow_rbt():
+    class Exact:
+        def similarity(self, a, b, question=None):
+            return float(a.lower() == b.lower())
+
+    from mortar.dataset import TestCase
+    from mortar.execute import Answer
+
+    cases = [TestCase("k", "TYPO", j, tuple(range(1, j + 1)), replaced=((j, "Whree ...?"),)) for j in (1, 2, 3)]
+
+    outputs = {(c.test_case_id, len(c.source_rounds)): Answer({1: "Tom", 2: "the beach", 3: "Unknown"}[c.source_rounds[-1]])
+               for c in cases}
+    rbt = [Check("RBT/k/ORIG/1/2", "RBT", "k", 2, ("ORIG",), ("k/ORIG/1",), (2,), "x", "Crow Hill", 0.0, True, True)]
+    checks = {c.source_round: c for c in judge_metal([SEED], cases, outputs, Exact(), 0.6, rbt)}
+    assert checks[3].text_b == "Unknown" and not checks[3].violated
+    assert checks[2].violated and checks[2].bug_level == "L1"
+    assert not checks[1].violated
+
+
+def test_run_with_both_methods_reports_them_side_by_side(tmp_path, capsys):
+    db = tmp_path / "both.duckdb"
+    result = run(load_dataset(SAMPLE), RunConfig(method="both", sut="scripted", limit=2), db=db, sut=ScriptedSUT())
+    assert result.metrics["METAL"]["test_cases"] > 0 and result.metrics["MT"]["test_cases"] > 0
+    assert main(["report", result.run_id, "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "METAL" in out and "unique" in out and "Table V" in out

@@ -1,0 +1,125 @@
+"""The ``answer`` oracle (issue 8): each robustness case pinned on concrete answers, and its interface."""
+
+import pytest
+
+from mortar.oracle import DEFAULT_THRESHOLDS, ORACLES, Oracle, Verdict, default_threshold
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    return Oracle("answer")
+
+
+ACCEPTED = [
+    # wordy: the part that answers the question is found first
+    ("What colour was the cotton?", "white", "Cotton was white.", "contains the reference answer"),
+    ("Did they win?", "yes", "Yes, they did.", "polarity matches (yes)"),
+    ("What did she carry?", "a paper bag of oats", "She carried a paper bag full of oats to the pond.", ""),
+    ("Who found the rock?", "Anders Bakke, a sheep farmer", "The rock was found by a farmer called Bakke.",
+     "contains the reference entity"),
+    # yes/no: polarity, negated verbs, echoes, negative prefixes
+    ("Did she open the letter?", "no", "No, she didn't.", "polarity matches (no)"),
+    ("Did she open the letter?", "no", "She didn't open it.", "polarity matches (no)"),
+    ("Did she open the letter?", "no", "She left it unopened.", "polarity matches (no)"),
+    ("Did he think it would be easy?", "yes", "He did.", "polarity matches (yes)"),
+    ("Did it win?", "no, it came second", "It didn't; it was second.", "polarity matches (no)"),
+    # numbers in digits or words, units, times, dates
+    ("How many birds did they study?", "26", "twenty-six birds", "the number matches"),
+    ("How long did it last?", "about six seconds", "roughly 6 seconds", "the number matches"),
+    ("How high?", "3,800 meters", "3.8 km", "the number matches"),
+    ("What time did she arrive?", "half past eight", "She got there at 8:30.", "the number matches"),
+    ("How much did it raise?", "3,150 dollars", "$3,150", "the number matches"),
+    ("When is the open day?", "14 June", "June 14th", "the number matches"),
+    ("When was it published?", "in 1987", "It came out in 1987.", "the number matches"),
+    # paraphrases and other words for the same thing
+    ("Where did she find it?", "on the beach", "on the shore", "close in meaning"),
+    ("What was the land before?", "a car park", "a parking lot", "close in meaning"),
+    ("What colour was he?", "grey", "He was gray.", ""),
+    # unknown is right when the reference is unknown
+    ("What colour was the basket?", "unknown", "The story doesn't say.", "both say the story does not tell"),
+    ("What colour was the basket?", "unknown", "I don't know.", "both say the story does not tell"),
+]
+
+REJECTED = [
+    ("Did she open the letter?", "no", "Yes, she opened it at once.", "polarity differs"),
+    ("Did she open the letter?", "no", "She opened it at once.", "polarity differs"),
+    ("How many birds did they study?", "26", "They studied six birds.", "different number"),
+    ("How long did it last?", "about six seconds", "about six minutes", "different number"),
+    ("How long did it last?", "about six seconds", "It lasted a long time, long enough to see it.",
+     "gives no number"),
+    ("What time did she arrive?", "half past eight", "at noon", "different number"),
+    ("When was it published?", "in 1987", "in 1989", "different number"),
+    ("When is the open day?", "14 June", "14 July", "says july"),
+    ("How many helped?", "fourteen parents and six teachers", "six parents and fourteen teachers",
+     "different number"),
+    # a wrong entity, a wrong member of a closed class, a substituted modifier, a dropped negation
+    ("Who found the rock?", "Anders Bakke", "Jonas Eide", "names a different entity"),
+    ("What colour was he?", "grey", "He was a black cat.", "says black"),
+    ("What did he bake for her?", "a lemon cake", "a chocolate cake", "says chocolate cake"),
+    ("What had he promised his mother?", "never to sell the farm", "He promised he would sell the farm.",
+     "negation"),
+    # unknown is wrong for an answerable question, and an answer is wrong when the story does not tell
+    ("Who won the match?", "Nikhil", "I don't know.", "says the story does not tell"),
+    ("Who won the match?", "Nikhil", "Unknown", "says the story does not tell"),
+    ("What colour was the basket?", "unknown", "It was brown.", "the story does not tell"),
+    # long and evasive: repeats the question's words without the answer
+    ("What did Oliver write about for homework?", "the moon rock",
+     "He wrote about the exhibit that he liked the most for his homework.", "repeats the question"),
+]
+
+
+@pytest.fixture(scope="module")
+def verdicts(oracle):
+    """All cases judged in one batch (as score-answers and the relations do)."""
+    triples = [(q, r, c) for q, r, c, _ in ACCEPTED + REJECTED]
+    return dict(zip(triples, oracle.judge_many(triples)))
+
+
+@pytest.mark.parametrize("question, reference, candidate, reason", ACCEPTED)
+def test_acceptable_answers_pass(verdicts, question, reference, candidate, reason):
+    verdict = verdicts[question, reference, candidate]
+    assert verdict.passed and verdict.score >= 0.5, verdict
+    assert reason in verdict.reason
+
+
+@pytest.mark.parametrize("question, reference, candidate, reason", REJECTED)
+def test_wrong_answers_fail(verdicts, question, reference, candidate, reason):
+    verdict = verdicts[question, reference, candidate]
+    assert not verdict.passed and verdict.score < 0.5, verdict
+    assert reason in verdict.reason
+
+
+def test_one_by_one_equals_batch(oracle, verdicts):
+    fresh = Oracle("answer", oracle.embeddings)
+    for triple in list(verdicts)[::5]:
+        assert fresh.judge(*triple) == verdicts[triple]
+
+
+def test_oracle_interface(oracle):
+    assert "answer" in ORACLES and default_threshold("answer") == 0.5 == oracle.threshold
+    assert default_threshold("cosine") == default_threshold("mss") == 0.6 == DEFAULT_THRESHOLDS["cosine"]
+    oracle.prepare(["No, she didn't.", "no"], questions=["Did she open it?"])
+    # similarity(output, reference) as the relations call it; the question is optional
+    with_q = oracle.similarity("No, she didn't.", "no", question="Did she open it?")
+    without_q = oracle.similarity("No, she didn't.", "no")
+    assert 0.5 <= with_q <= 1 and 0.5 <= without_q <= 1
+    assert 0 <= oracle.similarity("It was blue.", "red") < 0.5
+    verdict = oracle.judge("Did she open it?", "no", "Yes.")
+    assert isinstance(verdict, Verdict) and not verdict.passed and verdict.reason
+    # a stricter threshold changes the decision, not the score
+    strict = oracle.judge("Where did she find it?", "on the beach", "on the shore", threshold=1.01)
+    assert not strict.passed and strict.score == oracle.judge("Where did she find it?", "on the beach",
+                                                               "on the shore").score
+    # agreement of two outputs is symmetric (MR3/MR4 compare outputs, neither is a reference)
+    a, b = "They studied 26 birds.", "twenty-six"
+    assert oracle.agreement(a, b) == oracle.agreement(b, a)
+
+
+def test_paper_oracles_unchanged():
+    cosine = Oracle("cosine")
+    a, b = "a red kite", "the kite was red"
+    assert cosine.similarity(a, b) == pytest.approx(cosine.embeddings.cosine(a, b))
+    verdict = cosine.judge("What kite?", b, a)
+    assert verdict.score == pytest.approx(cosine.similarity(a, b)) and verdict.passed == (verdict.score >= 0.6)
+    with pytest.raises(ValueError):
+        Oracle("llm-judge")

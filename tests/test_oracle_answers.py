@@ -1,0 +1,74 @@
+"""What an answer says, read without any model: numbers, times, units, dates, 'unknown' (mortar.answers)."""
+
+import pytest
+
+from mortar.answers import is_unknown, normalize_text, normalize_word, quantities, same_word
+
+
+def values(text):
+    return [q.value for q in quantities(text)]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("26", [26]), ("twenty-six birds", [26]), ("three hundred and twelve", [312]), ("a hundred people", [100]),
+    ("two thousand nineteen", [2019]), ("3,800 meters", [3800]), ("3.3 degrees", [3.3]),
+    ("4.5 billion years", [4.5e9]), ("roughly four and a half billion years", [4.5e9]), ("$8.6 million", [8.6e6]),
+    ("the 3rd one", [3]), ("her third novel", [3]), ("May 2nd", [2]), ("the second of May", [2]),
+    ("only one", [1]), ("the one about electricity", []), ("a single ticket", [1]), ("twice", [2]),
+    ("the night of August 3, 2021", [3, 2021]), ("fourteen parents and six teachers", [14, 6]),
+])
+def test_numbers_in_digits_and_words(text, expected):
+    assert values(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text, hour_minute", [
+    ("8:15 am", (8, 15)), ("half past eight", (8, 30)), ("quarter to midnight", (11, 45)),
+    ("twenty to ten", (9, 40)), ("seventeen minutes past four", (4, 17)), ("at 11:45 p.m.", (11, 45)),
+])
+def test_clock_times(text, hour_minute):
+    assert tuple(values(text)) == hour_minute
+
+
+def test_units_convert_and_differ():
+    km, m = quantities("3.8 km")[0], quantities("3,800 metres")[0]
+    assert km.matches(m) and m.matches(km)
+    assert quantities("2 miles")[0].matches(quantities("3.2 km")[0])  # conversions are rounded
+    assert not quantities("2 miles")[0].matches(quantities("2 km")[0])
+    assert not quantities("about six seconds")[0].matches(quantities("about six minutes")[0])
+    assert not quantities("812 grams")[0].matches(quantities("812 kilograms")[0])
+    assert quantities("forty minutes")[0].matches(quantities("forty")[0])  # no unit on one side: as written
+    assert quantities("$5")[0].matches(quantities("5 dollars")[0])
+    assert quantities("95%")[0].matches(quantities("95 percent")[0])
+    # approximate fractions may differ a little; years may not
+    assert quantities("nearly 33 percent")[0].matches(quantities("almost a third")[0])
+    assert not quantities("2019")[0].matches(quantities("about 2020")[0])
+
+
+def test_counted_noun_is_kept():
+    assert [(q.value, q.noun) for q in quantities("fourteen parents and six teachers")] == [(14, "parent"), (6, "teacher")]
+
+
+@pytest.mark.parametrize("text", [
+    "Unknown", "unknown.", "I don't know.", "I'm not sure, the story doesn't tell us.", "The story does not say.",
+    "The story doesn't say how much the field station cost to run.", "That is not mentioned in the text.",
+    "It isn't mentioned.", "Not stated.", "No director is named.", "The text doesn't tell us.",
+    "His age isn't mentioned in the story.", "That information isn't given.",
+])
+def test_unknown_answers(text):
+    assert is_unknown(text)
+
+
+@pytest.mark.parametrize("text", [
+    "No, she did not open it.", "Nobody brought soup that night.", "He didn't say anything to her.",
+    "the night of August 3", "She knew because the letter came from Buenos Aires.", "no",
+])
+def test_answers_that_are_not_unknown(text):
+    assert not is_unknown(text)
+
+
+def test_normalisation_keeps_numbers_and_unifies_spelling():
+    assert normalize_text("The kite, at 3.3 m!") == "kite at 3.3 m"
+    assert normalize_text("3.3 degrees") != normalize_text("33 degrees")
+    assert normalize_word("colour") == normalize_word("color") and normalize_word("grey") == "gray"
+    assert normalize_word("metres") == "meters" and normalize_word("Grandma") == "grandmother"
+    assert same_word("nurse", "nursing") and same_word("wood", "wooden") and not same_word("call", "callum")

@@ -1,0 +1,347 @@
+"""Every dashboard page under streamlit.testing's AppTest, on a small store built with the scripted SUT."""
+
+import json
+import shutil
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from mortar import jobs, labels, metrics, store
+from mortar.dataset import load_dataset
+from mortar.run import RunConfig, run
+from tests.conftest import ROOT, SAMPLE
+from tests.scripted_sut import ScriptedSUT
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    db = tmp_path_factory.mktemp("pages") / "built.duckdb"
+    result = run(load_dataset(SAMPLE), RunConfig(sut="scripted", limit=2), db=db, sut=ScriptedSUT())
+    # two seeds: every relation has detections (MR2 among them), so every view has something to show
+    return db, result.run_id
+
+
+@pytest.fixture
+def db(built, tmp_path, monkeypatch):
+    """A fresh copy of the built store for each test (some write labels), as $MORTAR_DB."""
+    path = tmp_path / "store.duckdb"
+    shutil.copy(built[0], path)
+    monkeypatch.setenv("MORTAR_DB", str(path))
+    return path
+
+
+@pytest.fixture
+def run_id(built):
+    return built[1]
+
+
+def app(page: str | None = None, **state) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    for k, v in state.items():
+        at.session_state[k] = v
+    if page:
+        at.switch_page(f"pages/{page}.py")  # the pages keep their file names as URL paths
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def by_label(widgets, label: str):
+    found = [w for w in widgets if w.label == label or w.label.startswith(label)]
+    assert found, f"no widget labelled {label!r}: {[w.label for w in widgets]}"
+    return found[0]
+
+
+def plain(markdown: str) -> str:
+    """Escaped markdown as it reads on the page."""
+    return markdown.replace("\\", "")
+
+
+def metric(at, label: str) -> str:
+    return by_label(at.metric, label).value
+
+
+def detection_ids(db, run_id, relation=None, ec=None):
+    with labels.session(db) as con:
+        sql = "SELECT detection_id FROM detections WHERE run_id = ?"
+        params = [run_id]
+        if relation:
+            sql, params = sql + " AND relation = ?", params + [relation]
+        if ec is not None:
+            sql, params = sql + " AND ec_equivalent = ?", params + [ec]
+        return [d for (d,) in con.execute(sql + " ORDER BY detection_id", params).fetchall()]
+
+
+@pytest.fixture
+def fake_jobs(monkeypatch):
+    """Record what the pages ask mortar.jobs to do instead of starting real runs."""
+    calls = []
+    monkeypatch.setattr(jobs, "start", lambda args, db=None: calls.append(("start", args)) or "job-1")
+    monkeypatch.setattr(jobs, "resume", lambda job_id, db=None: calls.append(("resume", job_id)) or "job-2")
+    monkeypatch.setattr(jobs, "cancel", lambda job_id, db=None: calls.append(("cancel", job_id)))
+    return calls
+
+
+# -- Overview ---------------------------------------------------------------------------------------
+
+def test_overview_on_an_empty_store_starts_the_demo_run(tmp_path, monkeypatch, fake_jobs):
+    monkeypatch.setenv("MORTAR_DB", str(tmp_path / "empty.duckdb"))
+    at = app()
+    assert "demo" in at.info[0].value
+    by_label(at.button, "Start the demo run").click().run()
+    assert fake_jobs == [("start", {"dataset": str(SAMPLE), "sut": "smollm2", "limit": 1})]
+
+
+def test_overview_lists_runs_with_headline_metrics_and_ppd(db, run_id):
+    at = app()
+    runs = at.dataframe[0].value
+    row = runs[runs["run_id"] == run_id].iloc[0]
+    with store.connect(db, read_only=True) as con:
+        cases, verdicts = store.read_cases_and_verdicts(con, run_id)
+        expected = metrics.run_metrics(store.read_checks(con, run_id), cases)
+    assert row["sut"] == "keyword-overlap-v1" and row["status"] == "done" and row["dataset"] == "sample_coqa.json"
+    assert row["MT NBugs"] == expected["MT"]["NBugs"] and row["RBT NBugs"] == expected["RBT"]["NBugs"]
+    assert row["MT BPTC"] == pytest.approx(expected["MT"]["BPTC"])
+    assert row["MT Rate+"] == pytest.approx(expected["MT"]["Rate+"])
+    assert runs["PPD"].isna().all()
+    labels.save_label(run_id, detection_ids(db, run_id)[0], "ann", 2, db=db)
+    at.run()
+    assert at.dataframe[0].value.set_index("run_id").loc[run_id, "PPD"] == 1.0
+
+
+# -- Launch -----------------------------------------------------------------------------------------
+
+def test_launch_form_starts_a_background_run_with_every_setting(db, fake_jobs):
+    at = app("launch")
+    by_label(at.multiselect, "Dialogue-level perturbations").set_value(["DRS", "DSD"])
+    by_label(at.number_input, "Replicates").set_value(2)
+    by_label(at.number_input, "Threshold").set_value(0.5)
+    by_label(at.radio, "Oracle").set_value("mss")
+    by_label(at.button, "Start run").click().run()
+    assert not at.exception and not at.error
+    (kind, args), = fake_jobs
+    assert kind == "start" and args["dataset"].endswith("sample_coqa.json") and args["sut"] == "smollm2"
+    assert args["perturbations"] == ["DRS", "DSD"] and args["replicates"] == 2 and args["oracle"] == "mss"
+    assert args["threshold"] == 0.5 and args["limit"] == 2 and args["kg_backend"] == "spacy"
+    assert "Started job job-1" in at.success[0].value
+
+
+def test_launch_explains_a_missing_key_instead_of_starting(db, fake_jobs, monkeypatch):
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    at = app("launch")
+    by_label(at.selectbox, "SUT").set_value("groq")
+    by_label(at.text_input, "Model name").set_value("llama-3.1-8b-instant")
+    by_label(at.button, "Start run").click().run()
+    assert fake_jobs == [] and any("GROQ_API_KEY" in plain(e.value) for e in at.error)
+
+
+def test_launch_validates_uploads_with_the_loader_and_keeps_good_ones(db, tmp_path, monkeypatch):
+    import ui
+
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(SAMPLE, data / "sample_coqa.json")
+    monkeypatch.setattr(ui, "DATA", data)
+    at = app("launch")
+    at.file_uploader[0].set_value(("broken.json", b'{"version": "1.0", "data": [{"id": "x"}]}', "application/json"))
+    at.run()
+    assert at.error and "broken.json" in plain(at.error[0].value) and not (data / "broken.json").exists()
+    good = '{"id": "mine-1", "story": "Ann has a kite.", "rounds": [{"question": "What has Ann?", "answer": "a kite"}]}'
+    at.file_uploader[0].set_value(("my dialogues.jsonl", good.encode(), "application/json"))
+    at.run()
+    assert not at.error and (data / "my_dialogues.jsonl").read_text() == good
+    assert by_label(at.selectbox, "Dataset").value == "my_dialogues.jsonl"
+
+
+def test_launch_shows_live_progress_cancels_and_resumes(db, fake_jobs):
+    import os
+
+    with store.connect(db) as con:  # a running job (this process stands in for it) and one whose process is gone
+        store.write_job(con, "j-gone", args={"dataset": "d.json", "sut": "smollm2"}, status="running", pid=None,
+                        stage="answering", done=3, total=10)
+        store.write_job(con, "j-live", args={"dataset": "d.json", "sut": "smollm2", "limit": 1}, status="running",
+                        pid=os.getpid(), stage="answering", done=30, total=120, rate=1.5)
+    at = app("launch")
+    progress = at.get("progress")
+    assert len(progress) == 1 and "answering · 30/120 · 1.50 answers/s" in progress[0].proto.text
+    assert "about 1 min 0 s left" in progress[0].proto.text
+    assert any("gone" in m.value and "stopped" in m.value for m in at.markdown)
+    by_label(at.button, "Cancel").click().run()
+    by_label(at.button, "Resume").click().run()
+    assert fake_jobs == [("cancel", "j-live"), ("resume", "j-gone")]
+
+
+# -- Violations -------------------------------------------------------------------------------------
+
+def test_violations_filters_change_the_rows(db, run_id):
+    at = app("violations")
+    total = int(metric(at, "Matching detections").replace(",", ""))
+    assert total == len(detection_ids(db, run_id)) and len(at.dataframe[0].value) == min(50, total)
+    by_label(at.multiselect, "Relation").set_value(["MR1"]).run()
+    mr1 = int(metric(at, "Matching detections"))
+    assert mr1 == len(detection_ids(db, run_id, "MR1")) and 0 < mr1 < total
+    assert set(at.dataframe[0].value["relation"]) == {"MR1"}
+    by_label(at.multiselect, "Perturbation").set_value(["DRS"]).run()
+    drs = int(metric(at, "Matching detections"))
+    assert 0 < drs < mr1 and all("DRS" in p for p in at.dataframe[0].value["perturbations"])
+    by_label(at.slider, "Similarity").set_value((0.0, 0.2)).run()
+    assert (at.dataframe[0].value["similarity"] <= 0.2).all()
+    by_label(at.multiselect, "Relation").set_value([]).run()
+    by_label(at.multiselect, "Perturbation").set_value([]).run()
+    by_label(at.slider, "Similarity").set_value((-1.0, 1.0)).run()
+    by_label(at.text_input, "Search").set_value("kite").run()
+    found = at.dataframe[0].value
+    assert 0 < len(found) < total
+    assert all("kite" in " ".join(map(str, r)).lower() for r in found[["question", "output", "reference"]].values)
+    by_label(at.selectbox, "Sort by").set_value("similarity").run()
+    by_label(at.toggle, "Descending").set_value(True).run()
+    sims = list(at.dataframe[0].value["similarity"])
+    assert sims == sorted(sims, reverse=True)
+
+
+def test_violations_open_a_row_in_the_inspector(db, run_id):
+    at = app("violations")
+    wanted = at.selectbox(key="v-pick").options[0]
+    at.button(key="v-open").click().run()
+    assert not at.exception
+    assert at.title[0].value == "Inspector"
+    assert at.query_params["detection"] == [wanted] or at.query_params["detection"] == wanted
+
+
+# -- Inspector --------------------------------------------------------------------------------------
+
+def test_inspector_shows_dialogues_ec_verdicts_and_the_knowledge_graph(db, run_id):
+    mr2 = detection_ids(db, run_id, "MR2")
+    det = mr2[0] if mr2 else detection_ids(db, run_id, "MR1")[0]
+    at = app("inspector", inspect=(run_id, det))
+    assert plain(at.subheader[0].value).endswith(det)
+    original, perturbed = at.dataframe[0].value, at.dataframe[1].value
+    assert {"question", "SUT answer", "gold answer"} <= set(original.columns)
+    assert {"EC", "semantic", "ontology", "story", "needed (Ḡ_j)", "missing"} <= set(perturbed.columns)
+    assert set(perturbed["EC"]) <= {"✓", "✗"} and len(perturbed) > 3
+    verdicts = [e.value for e in list(at.success) + list(at.error)]
+    assert any(v.startswith(("equivalent context", "context not equivalent")) for v in verdicts)
+    assert {m.label for m in at.metric} >= {"semantic check", "ontology check", "story check"}
+    assert at.get("plotly_chart")
+    # a round whose context lost what it needs says which entities are missing
+    lost = perturbed[perturbed["missing"] != ""]
+    if len(lost):
+        at.selectbox(key=f"i-round-{det.split('/', 1)[1].rsplit('/', 1)[0]}").set_value(int(lost['pos'].iloc[0])).run()
+        assert any("lacks" in e.value for e in at.error)
+
+
+def test_inspector_lists_every_version_of_an_mr3_question(db, run_id):
+    det = detection_ids(db, run_id, "MR3")[0]
+    at = app("inspector", inspect=(run_id, det))
+    versions = at.dataframe[0].value
+    assert len(versions) >= 2 and versions["compared"].sum() >= 1
+    assert {"perturbation", "question", "sut_answer", "EC"} <= set(versions.columns)
+
+
+def test_inspector_labels_a_detection_and_ppd_changes(db, run_id):
+    det = detection_ids(db, run_id, "MR1")[0]
+    at = app("inspector", inspect=(run_id, det))
+    by_label(at.text_input, "Your name").set_value("ann")
+    by_label(at.button, "Start labelling").click().run()
+    assert metric(at, "PPD of this run") == "–"
+    by_label(at.number_input, "Score").set_value(9)
+    by_label(at.button, "Save label").click().run()
+    assert metric(at, "PPD of this run") == "0.000"
+    with labels.session(db) as con:
+        assert labels.label_of(con, run_id, det, "ann") == (9, None)
+
+
+# -- Labelling --------------------------------------------------------------------------------------
+
+def test_labelling_a_sample_stores_labels_and_updates_ppd(db, run_id):
+    at = app("labelling")
+    by_label(at.text_input, "Your name").set_value("ann")
+    by_label(at.button, "Start labelling").click().run()
+    by_label(at.number_input, "Sample size").set_value(3)
+    by_label(at.radio, "Sampling").set_value("stratified by relation")
+    by_label(at.button, "Draw the sample").click().run()
+    assert "0 of 3 labelled by you · item 1" in at.get("progress")[0].proto.text
+    by_label(at.number_input, "Score").set_value(2)
+    by_label(at.text_input, "Note").set_value("wrong person")
+    by_label(at.button, "Save label").click().run()
+    assert "1 of 3 labelled by you · item 2" in at.get("progress")[0].proto.text
+    assert metric(at, "PPD of this run") == "1.000"
+    by_label(at.button, "Skip").click().run()
+    assert "item 3" in at.get("progress")[0].proto.text
+    by_label(at.button, "← Back").click().run()
+    by_label(at.number_input, "Score").set_value(10)
+    by_label(at.button, "Save label").click().run()
+    assert metric(at, "PPD of this run") == "0.500"
+    with labels.session(db) as con:
+        frame = labels.read_labels(con, run_id)
+    assert sorted(frame["score"]) == [2, 10] and "wrong person" in set(frame["note"])
+
+
+def test_agreement_kappa_and_adjudication(db, run_id):
+    ids = detection_ids(db, run_id)[:4]
+    for det, a, b in zip(ids, (1, 2, 9, 8), (1, 9, 9, 7)):
+        labels.save_label(run_id, det, "ann", a, db=db)
+        labels.save_label(run_id, det, "bob", b, db=db)
+    at = app("labelling", annotator="carol")
+    assert metric(at, "Cohen's kappa") == "0.500"
+    assert metric(at, "PPD of ann") == "0.500" and metric(at, "PPD of bob") == "0.250"
+    assert metric(at, "Disputed") == "1"
+    by_label(at.radio, "Final label").set_value("false positive")
+    by_label(at.button, "Save the decision").click().run()
+    assert metric(at, "Disputed") == "0" and metric(at, "PPD of this run") == "0.250"
+    with labels.session(db) as con:
+        adj = labels.read_adjudications(con, run_id)
+    assert list(adj["detection_id"]) == [ids[1]] and adj["adjudicator"][0] == "carol"
+
+
+# -- Metrics, Export, Datasets, Test cases ----------------------------------------------------------
+
+def test_metrics_page_shows_the_papers_tables_and_figures(db, run_id):
+    at = app("metrics")
+    with store.connect(db, read_only=True) as con:
+        cases, verdicts = store.read_cases_and_verdicts(con, run_id)
+        report = metrics.report(store.read_checks(con, run_id), cases, verdicts)
+    assert metric(at, "MT NBugs") == str(report["metrics"]["MT"]["NBugs"])
+    headline = at.dataframe[0].value.set_index("method")
+    assert headline.loc["MT", "BPTC"] == pytest.approx(report["metrics"]["MT"]["BPTC"])
+    tables = [d.value for d in at.dataframe[1:5]]
+    table_vi = next(t for t in tables if "MR1_applicable" in t)
+    table_viii = next(t for t in tables if "Rate+" in t)
+    assert set(table_vi["perturbation"]) == {"DRS", "DRR", "DRD", "DSR", "DSD"}
+    assert list(table_viii["relation"]) == ["MR1", "MR2", "MR3", "MR4"]
+    assert len(at.get("plotly_chart")) == 6
+    labels_ = [b.proto.label for b in at.get("download_button")]
+    assert labels_.count("HTML") == 6 and labels_.count("CSV") >= 5
+
+
+def test_export_offers_every_download_in_every_format(db, run_id):
+    at = app("export")
+    buttons = at.get("download_button")
+    assert [b.proto.label for b in buttons] == ["Download rounds", "Download detections", "Download labels",
+                                                "Download metrics"]
+    assert buttons[0].proto.url  # the file is ready to download
+    by_label(at.radio, "Format").set_value("Parquet").run()
+    assert not at.exception and len(at.get("download_button")) == 4
+
+
+def test_datasets_and_test_cases_pages(db, run_id):
+    at = app("datasets")
+    assert metric(at, "Seeds") == "30" and "cs-01" in set(at.dataframe[0].value["seed"])
+    at = app("test_cases")
+    rounds = at.dataframe[0].value
+    assert set(rounds["perturbation"]) == {"ORIG", "DRS", "DRR", "DRD", "DSR", "DSD"}
+    assert int(metric(at, "Without equivalent context")) > 0
+
+
+def test_pages_on_an_empty_store_say_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.setenv("MORTAR_DB", str(tmp_path / "none.duckdb"))
+    for page in ("violations", "inspector", "labelling", "metrics", "export"):
+        at = app(page)
+        assert "Launch" in at.info[0].value, page
+
+
+def test_sut_and_dataset_text_is_never_rendered_as_html():
+    for path in [ROOT / "app.py", ROOT / "ui.py", *sorted((ROOT / "pages").glob("*.py"))]:
+        assert "unsafe_allow_html" not in path.read_text(), path
