@@ -63,6 +63,8 @@ def naive(sut, seeds: dict, cases) -> dict:
                     text = text.split("\n", 1)[0]
                 answers[case.test_case_id, position] = text.strip()
                 history.append(Turn(conversation.question, text.strip()))
+                if len(answers) % 50 == 0:
+                    print(f"  naive: {len(answers)} rounds", file=sys.stderr, flush=True)
     return answers
 
 
@@ -100,6 +102,8 @@ def main(argv=None) -> None:
 
     def progress(done, total, info):
         last_info.update(info, done=done, total=total)
+        if info["computed"] and info["computed"] % 50 == 0:
+            print(f"  executor: {done}/{total} answers, {info['answers_per_second']:.2f}/s", file=sys.stderr, flush=True)
 
     with tempfile.TemporaryDirectory() as tmp:
         start, cpu, before = time.perf_counter(), time.process_time(), load()

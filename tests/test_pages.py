@@ -1,6 +1,5 @@
 """Every dashboard page under streamlit.testing's AppTest, on a small store built with the scripted SUT."""
 
-import json
 import shutil
 
 import pytest

@@ -52,12 +52,26 @@ def dashboard(tmp_path_factory):
             raise RuntimeError(f"the dashboard did not start; see {ARTIFACTS / 'e2e-server.log'}")
         time.sleep(0.5)
     yield url, db
+    stop_background_runs(db)
     server.terminate()
     try:
         server.wait(timeout=10)
     except subprocess.TimeoutExpired:
         server.kill()
     log.close()
+
+
+def stop_background_runs(db) -> None:
+    """Runs launched from the dashboard outlive it by design; a failed test must not leave one running."""
+    from mortar import jobs, store
+
+    try:
+        with store.connect(db, read_only=True) as con:
+            running = con.execute("SELECT job_id FROM jobs WHERE status IN ('queued', 'running')").fetchall()
+        for (job_id,) in running:
+            jobs.cancel(job_id, db)
+    except Exception as e:  # the test's own failure is the one to report
+        print(f"could not stop background runs: {e}")
 
 
 @pytest.fixture(scope="session")
