@@ -45,7 +45,7 @@ if det is None:
 relation = det["relation"]
 pair = relation in ("MR3", "MR4")
 st.subheader(f"{relation} detection {ui.md_escape(detection_id)}")
-st.caption(ui.GLOSSARY[relation])
+st.caption(ui.GLOSSARY.get(relation, ""))
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Relation", relation)
 c2.metric("Similarity", ui.fmt(det["similarity"]), help=ui.GLOSSARY["similarity"])

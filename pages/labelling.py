@@ -58,7 +58,7 @@ with label_tab:
         det = ui.read(ui.detection, run_id, detection_id)
         st.markdown(f"**{det['relation']}** · detection {ui.md_escape(detection_id)} · similarity {ui.fmt(det['similarity'])}"
                     + (f" · {det['bug_level']}" if det["bug_level"] else ""))
-        st.caption(ui.GLOSSARY[det["relation"]])
+        st.caption(ui.GLOSSARY.get(det["relation"], ""))
         rounds = ui.read(ui.case_rounds, run_id, det["test_case_ids"][0])
         position = int(det["positions"][0])
         before = rounds[rounds["position"] < position]

@@ -8,8 +8,8 @@ from pathlib import Path
 import streamlit as st
 
 import ui
+from mortar.cli import build_parser
 from mortar.dataset import DatasetError, load_dataset
-from mortar.perturb import PERTURBATIONS
 
 KEY_VARS = {  # what each choice reads from the environment (or .streamlit/secrets.toml); values never shown
     "openai": ["MORTAR_OPENAI_API_KEY", "OPENAI_API_KEY", "MORTAR_OPENAI_BASE_URL", "MORTAR_OPENAI_MODEL"],
@@ -24,6 +24,14 @@ SUT_CHOICES = {
     "folder": "a local Hugging Face model folder",
 }
 
+
+def run_options() -> dict:
+    """The `mortar run` options (argparse actions by name): the form offers exactly what the command takes."""
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    return {a.dest: a for a in sub.choices["run"]._actions}
+
+
+OPTS = run_options()
 st.title("Launch a run")
 st.caption("A run asks the SUT every seed question in order (RBT) and in every perturbed test case (MT), checks "
            "each perturbed question's context (EC) and judges the answers with MR1–MR4. It runs as a background "
@@ -85,7 +93,7 @@ with st.form("launch"):
                                    "folder: the path of a Hugging Face model folder. Ignored for local presets.")
     st.markdown("**Perturbations**")
     perturbations = st.multiselect(
-        "Dialogue-level perturbations", PERTURBATIONS, default=list(PERTURBATIONS),
+        "Dialogue-level perturbations", list(OPTS["perturbations"].choices), default=list(OPTS["perturbations"].default),
         help="DRS shuffles the rounds, DRR drops some, DRD repeats some, DSR and DSD shuffle a reduction or a "
              "duplication. Each seed also gives one ORIG test case for RBT.")
     c1, c2, c3, c4 = st.columns(4)
@@ -98,14 +106,31 @@ with st.form("launch"):
                                       help="Share of rounds DRD/DSD repeat: max(1, floor(ratio·n)).")
     st.markdown("**Oracle and context check**")
     c1, c2, c3 = st.columns(3)
-    oracle = c1.radio("Oracle", ["cosine", "mss"], horizontal=True,
-                      help="cosine: similarity of MiniLM sentence embeddings (the paper's). MSS combines it with "
-                           "SQuAD exact match and F1, penalising wordy answers.")
-    threshold = c2.number_input("Threshold ε", min_value=0.0, max_value=1.0, value=0.6, step=0.05,
-                                help="Answers at least this similar count as the same answer.")
-    kg_backend = c3.radio("Knowledge-graph backend", ["spacy", "llm"], horizontal=True,
+    oracles = list(OPTS["oracle"].choices)
+    oracle = c1.radio("Oracle", oracles, index=oracles.index(OPTS["oracle"].default), horizontal=True,
+                      help="How answers are compared. cosine: similarity of MiniLM sentence embeddings (the paper's); "
+                           "mss: cosine combined with SQuAD exact match and F1, penalising wordy answers"
+                           + ("; answer: reads the answer's polarity, number or entity before comparing."
+                              if "answer" in oracles else "."))
+    threshold = c2.number_input("Threshold ε", min_value=0.0, max_value=1.0, value=OPTS["threshold"].default,
+                                step=0.05, placeholder="the oracle's default",
+                                help="Answers at least this similar count as the same answer. Empty: the oracle's "
+                                     "default (the paper's 0.6 for cosine and mss).")
+    kg_backend = c3.radio("Knowledge-graph backend", list(OPTS["kg_backend"].choices), horizontal=True,
                           help="For the EC ontology check. spacy: offline (default). llm: the paper's extraction "
                                "pipeline on an LLM endpoint (see the environment variables below).")
+    method, metal_rate = None, None
+    if "method" in OPTS:
+        st.markdown("**Method**")
+        c1, c2 = st.columns([2, 1])
+        methods = list(OPTS["method"].choices)
+        method = c1.radio("Testing method", methods, index=methods.index(OPTS["method"].default), horizontal=True,
+                          help="mortar: multi-turn metamorphic testing (MR1–MR4). metal: the single-turn METAL "
+                               "baseline (perturbed questions). both: the two on the same seeds and SUT.")
+        if "metal_rate" in OPTS:
+            metal_rate = c2.number_input("METAL rate", min_value=0.05, max_value=0.95,
+                                         value=float(OPTS["metal_rate"].default), step=0.05,
+                                         help="Share of a question's words METAL's perturbations change.")
     submitted = st.form_submit_button("Start run", type="primary", icon=":material/rocket_launch:")
 
 if submitted:
@@ -143,8 +168,13 @@ if submitted:
     if not problems:
         args = {"dataset": str(ui.DATA / dataset), "sut": spec, "seed": int(seed), "perturbations": perturbations,
                 "replicates": int(replicates), "reduce_ratio": float(reduce_ratio),
-                "duplicate_ratio": float(duplicate_ratio), "oracle": oracle, "threshold": float(threshold),
+                "duplicate_ratio": float(duplicate_ratio), "oracle": oracle,
+                "threshold": None if threshold is None else float(threshold),
                 "kg_backend": kg_backend, "limit": int(limit) or None}
+        if method is not None:
+            args["method"] = method
+        if metal_rate is not None and method in ("metal", "both"):
+            args["metal_rate"] = float(metal_rate)
         job_id = ui.start_job(args)
         st.success(f"Started job {job_id}. Its progress is below; the run's detections appear on the Violations "
                    "page when it is done.")

@@ -14,7 +14,7 @@ has_jobs = not ui.read(ui.job_rows).empty
 
 if runs.empty and not has_jobs:
     st.info("The store is empty. Start a small demo run on the bundled sample data with the local default SUT "
-            f"(SmolLM2-135M, no key or network needed): one seed dialogue, all five perturbations. It takes "
+            f"(SmolLM2-135M, no key or network needed): one seed dialogue, shuffled (DRS) and with rounds dropped (DRR). It takes "
             f"{ui.DEMO_DURATION}; it runs in the background, so you may close this tab meanwhile.")
     if st.button("Start the demo run", type="primary", icon=":material/play_arrow:"):
         job_id = ui.start_job(dict(ui.DEMO_ARGS))
@@ -47,6 +47,7 @@ else:
             "MT Rate+": col.NumberColumn(format="%.2f", help=ui.GLOSSARY["Rate+"]),
             "L1": col.NumberColumn(help=ui.GLOSSARY["L1"]), "L2": col.NumberColumn(help=ui.GLOSSARY["L2"]),
             "L3": col.NumberColumn(help=ui.GLOSSARY["L3"]),
+            "METAL NBugs": col.NumberColumn(help=ui.GLOSSARY["METAL"] + " " + ui.GLOSSARY["NBugs"]),
             "oracle": col.TextColumn(help=ui.GLOSSARY["similarity"]),
             "threshold": col.NumberColumn("ε", format="%.2f", help="Similarity threshold ε of the run."),
             "PPD": col.NumberColumn(format="%.2f", help=ui.GLOSSARY["PPD"]),

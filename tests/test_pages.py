@@ -90,7 +90,8 @@ def test_overview_on_an_empty_store_starts_the_demo_run(tmp_path, monkeypatch, f
     at = app()
     assert "demo" in at.info[0].value
     by_label(at.button, "Start the demo run").click().run()
-    assert fake_jobs == [("start", {"dataset": str(SAMPLE), "sut": "smollm2", "limit": 1})]
+    assert fake_jobs == [("start", {"dataset": str(SAMPLE), "sut": "smollm2", "limit": 1,
+                                    "perturbations": ["DRS", "DRR"]})]
 
 
 def test_overview_lists_runs_with_headline_metrics_and_ppd(db, run_id):
