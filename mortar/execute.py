@@ -7,8 +7,8 @@ a node a lane goes on with one of that node's children, so a local model extends
 by one turn instead of re-reading the story and the history; other children wait in a ready list
 for free lanes. Memory stays bounded by one conversation per lane.
 
-Every answer is written to the store as soon as it is produced, keyed by (SUT fingerprint,
-conversation hash); a run that is killed loses only the answers in flight, and running it again
+Every answer is written to the store within a second of being produced, keyed by (SUT fingerprint,
+conversation hash); a run that is killed loses only the answers of that last second, and running it again
 reads the stored answers back instead of asking the SUT. A round the SUT could not answer is
 stored with its error and asked again by the next run; the rounds after it in the same test case
 are not asked at all.
@@ -30,6 +30,11 @@ from mortar.sut.base import SUT, Completion, Conversation, Turn
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, dict], None]
+
+# The store is opened for each write, never held for the whole execution: DuckDB lets one process hold
+# the file, and the dashboard must read (progress, earlier runs) while the SUT works. Opening it costs
+# ~35 ms, so answers are written at most once a second; a killed run loses at most that second's answers.
+STORE_EVERY_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -119,26 +124,26 @@ class _Execution:
         self.known: dict[str, tuple[str, float]] = {}  # conversation hash -> (answer, seconds)
         self.counts = dict(computed=0, cached=0, errors=0, not_asked=0, sut_calls=0)
         self.started = time.perf_counter()
+        self.unstored: list[dict] = []  # answers given since the last write to the store
+        self.stored_at = time.monotonic()
 
     def run(self) -> dict[tuple[str, int], Answer]:
         fingerprint = self.sut.fingerprint
-        # One connection for the whole execution: every batch of answers is its own committed transaction,
-        # so a killed run keeps them; opening and closing the file per batch would cost more than the SUT.
         with store.connect(self.db) as con:
             store.upsert(con, "suts", [dict(sut_fingerprint=fingerprint,
                                             config=json.dumps(self.sut.config(), sort_keys=True))])
             rows = con.execute("SELECT conversation_hash, answer, seconds FROM answers "
                                "WHERE sut_fingerprint = ? AND answer IS NOT NULL", [fingerprint]).fetchall()
-            self.known = {h: (a, s or 0.0) for h, a, s in rows}
-            for root in self.roots:
-                for child in root.children.values():
-                    self._reached(child)
-            self._report()
-            if self.ready:
-                self._answer_ready(con, fingerprint)
+        self.known = {h: (a, s or 0.0) for h, a, s in rows}
+        for root in self.roots:
+            for child in root.children.values():
+                self._reached(child)
+        self._report()
+        if self.ready:
+            self._answer_ready(fingerprint)
         return {r: n.answer for n in self.nodes for r in n.rounds}
 
-    def _answer_ready(self, con, fingerprint: str) -> None:
+    def _answer_ready(self, fingerprint: str) -> None:
         session = self.sut.session()
         try:
             on_lane: dict[int, _Node] = {}
@@ -150,13 +155,13 @@ class _Execution:
                         session.submit(lane, node.conversation)
                         on_lane[lane] = node
                         self.counts["sut_calls"] += 1
-                rows = []
                 for completion in session.wait():
                     node = last[completion.lane] = on_lane.pop(completion.lane)
-                    rows.append(self._answered(node, completion))
-                self._store(con, fingerprint, rows)
-                self._report()
+                    self.unstored.append(self._answered(node, completion))
+                if time.monotonic() - self.stored_at >= STORE_EVERY_S:
+                    self._store(fingerprint)
         finally:
+            self._store(fingerprint)
             session.close()
 
     def _pick(self, last: _Node | None) -> _Node:
@@ -210,13 +215,15 @@ class _Execution:
         return dict(conversation_hash=conversation_hash, answer=completion.text, error=completion.error,
                     seconds=completion.seconds, created_at=datetime.now(timezone.utc).replace(tzinfo=None))
 
-    @staticmethod
-    def _store(con, fingerprint: str, rows: list[dict]) -> None:
-        if rows:
-            con.begin()
-            store.upsert(con, "answers", [dict(sut_fingerprint=fingerprint, **row) for row in rows],
-                         update=("answer", "error", "seconds", "created_at"))
-            con.commit()
+    def _store(self, fingerprint: str) -> None:
+        """Write the answers not yet stored, then report progress (so whatever was reported is stored)."""
+        if self.unstored:
+            with store.connect(self.db) as con:
+                store.upsert(con, "answers", [dict(sut_fingerprint=fingerprint, **row) for row in self.unstored],
+                             update=("answer", "error", "seconds", "created_at"))
+            self.unstored = []
+        self.stored_at = time.monotonic()
+        self._report()
 
     def _report(self) -> None:
         elapsed = time.perf_counter() - self.started

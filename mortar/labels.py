@@ -60,18 +60,12 @@ def session(db=None, read_only: bool = True, wait_s: float | None = None):
 
 
 def _open_read_only(path, wait_s: float):
-    deadline = time.monotonic() + wait_s
-    delay = 0.02
-    while True:
-        try:
-            return duckdb.connect(str(path), read_only=True)
-        except duckdb.IOException as e:
-            if "lock" not in str(e).lower():
-                raise
-            if time.monotonic() > deadline:
-                raise StoreBusy(f"{path.name} is held by another process (a run writing its results)") from None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.25)
+    try:
+        return store.open_file(path, read_only=True, wait_s=wait_s)
+    except duckdb.IOException as e:
+        if "lock" not in str(e).lower():
+            raise
+        raise StoreBusy(f"{path.name} is held by another process (a run writing its results)") from None
 
 
 def _write(db, work, wait_s: float | None = None):

@@ -176,9 +176,9 @@ def db_path(explicit: str | os.PathLike | None = None) -> Path:
 LOCK_WAIT_S = 30.0  # how long to wait for another process (a running run, the dashboard) to let go
 
 
-def _open(path: Path, read_only: bool):
-    """Open the file, waiting while another process holds it: DuckDB allows one writer process."""
-    deadline = time.monotonic() + LOCK_WAIT_S
+def open_file(path: Path, read_only: bool, wait_s: float = LOCK_WAIT_S):
+    """Open the file, waiting up to ``wait_s`` while another process holds it: DuckDB allows one writer process."""
+    deadline = time.monotonic() + wait_s
     delay = 0.02
     while True:
         try:
@@ -197,7 +197,7 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False):
         con = duckdb.connect(":memory:")  # an absent store reads as an empty one
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
-        con = _open(path, read_only)
+        con = open_file(path, read_only)
     try:
         if not read_only or not path.exists():
             con.execute(SCHEMA)

@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from mortar.dataset import Round, Seed, TestCase, load_dataset
+from mortar import execute as execute_module
 from mortar.execute import build_tree, execute
 from mortar.perturb import PerturbationSettings, test_cases_for
 from mortar.sut import SUT, Conversation, SutError, Turn
@@ -138,6 +139,30 @@ def test_another_sut_setting_is_another_fingerprint(db):
     assert len(other.calls) == 2
 
 
+class ReaderCheckingSUT(ScriptedSUT):
+    """Before its fourth answer, has another process read the store (as the dashboard does during a run)."""
+
+    def __init__(self, db):
+        super().__init__(lanes=1)
+        self.db, self.reader = db, None
+
+    def answer(self, conversation: Conversation) -> str:
+        if len(self.calls) == 3:
+            self.reader = subprocess.run(
+                [sys.executable, "-c", "import duckdb, sys; con = duckdb.connect(sys.argv[1], read_only=True); "
+                 "print(con.execute('SELECT count(*) FROM answers').fetchone()[0])", str(self.db)],
+                capture_output=True, text=True, timeout=60)
+        return super().answer(conversation)
+
+
+def test_another_process_can_read_the_store_while_the_sut_answers(db, monkeypatch):
+    monkeypatch.setattr(execute_module, "STORE_EVERY_S", 0.0)  # store every answer at once
+    sut = ReaderCheckingSUT(db)
+    execute([seed_of(5)], [TestCase("s1", "ORIG", 1, (1, 2, 3, 4, 5))], sut, db=db)
+    assert sut.reader.returncode == 0, sut.reader.stderr
+    assert sut.reader.stdout.split() == ["3"]  # the answers so far were stored and visible
+
+
 CHILD = """
 import sys
 from pathlib import Path
@@ -154,7 +179,7 @@ def progress(done, total, info):
     with log.open("a") as f:
         f.write(f"{info['computed']}\\n")
 
-execute(seeds, cases, ScriptedSUT(lanes=2, delay_s=0.01), db=sys.argv[2], progress=progress)
+execute(seeds, cases, ScriptedSUT(lanes=2, delay_s=0.05), db=sys.argv[2], progress=progress)
 """
 
 
