@@ -128,8 +128,11 @@ def cmd_report(args) -> None:
     from mortar import store
     from mortar.metrics import report
 
+    from mortar.labels import precision_by_method
+
     with store.connect(args.db, read_only=True) as con:
         run_id, config, checks, cases, verdicts = _run_data(con, args.run_id)
+        precision = precision_by_method(con, run_id)
     if not checks:
         raise UserError(f"run {run_id} has no results yet (a `mortar generate` run, or one still in progress)")
     r = report(checks, cases, verdicts)
@@ -149,6 +152,11 @@ def cmd_report(args) -> None:
     for key, title in titles.items():
         print(f"\n{title}")
         print(pd.DataFrame(r[key]).to_string(index=False, **fmt))
+    if "overlap" in r:
+        print("\nSeed questions with bugs: " + ", ".join(f"{part} {n}" for part, n in r["overlap"].items()))
+    if not precision.empty:
+        print("\nPrecision of the labelled detections (PPD) and agreement of two annotators (Cohen's kappa)")
+        print(precision.to_string(index=False, na_rep="", **fmt))
 
 
 def cmd_export(args) -> None:
@@ -165,7 +173,7 @@ def cmd_export(args) -> None:
             frame = store.detections_export(con, run_id)
         else:
             _, _, checks, cases, verdicts = _run_data(con, run_id)
-            frame = pd.DataFrame(metric_rows(report(checks, cases, verdicts)["metrics"]))
+            frame = pd.DataFrame(metric_rows(report(checks, cases, verdicts)))
             frame.insert(0, "run_id", run_id)
     write_frame(frame, args.out, args.format)
     print(f"{len(frame)} {args.what} rows of run {run_id} → {args.out}")

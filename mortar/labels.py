@@ -368,3 +368,36 @@ def _ppd(scores: pd.Series) -> float:
     from mortar.metrics import ppd
 
     return ppd([float(s) for s in scores])
+
+
+def method_of(relation: str) -> str:
+    """RBT, MT (MORTAR's MR1–MR4) or METAL: the method a detection's relation belongs to."""
+    return relation if relation in ("RBT", "METAL") else "MT"
+
+
+def precision_by_method(con, run_id: str, pair: tuple[str, str] | None = None) -> pd.DataFrame:
+    """Per method with labelled detections: labelled, PPD of the final labels, and Cohen's kappa of two annotators.
+
+    ``pair``: the two annotators to compare (default: the two who labelled most of this run).
+    """
+    relation = dict(con.execute("SELECT detection_id, relation FROM detections WHERE run_id = ?", [run_id]).fetchall())
+    final = final_labels(con, run_id)
+    scores = read_labels(con, run_id)
+    final["method"] = final["detection_id"].map(relation).map(method_of)
+    scores["method"] = scores["detection_id"].map(relation).map(method_of)
+    if pair is None:
+        pair = tuple(scores["annotator"].value_counts().index[:2])
+    rows = []
+    for method in ("RBT", "MT", "METAL"):
+        mine = final[final["method"] == method]
+        if mine.empty:
+            continue
+        decided = mine["true_positive"].dropna()
+        row = {"method": method, "labelled": len(decided), "disputed": len(mine) - len(decided),
+               "PPD": float(decided.astype(float).mean()) if len(decided) else float("nan"),
+               "annotators": " vs ".join(pair) if len(pair) == 2 else "", "both_labelled": 0, "kappa": float("nan")}
+        if len(pair) == 2:
+            both = agreement(scores[scores["method"] == method], *pair)
+            row.update(both_labelled=both.common, kappa=both.kappa)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["method", "labelled", "disputed", "PPD", "annotators", "both_labelled", "kappa"])

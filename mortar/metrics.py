@@ -95,6 +95,15 @@ def uniqueness(checks) -> list[dict]:
     return rows
 
 
+def overlap(checks) -> dict[str, int]:
+    """Seed questions with a bug from MORTAR only, from both methods, and from METAL only."""
+    def flagged(relations) -> set:
+        return {(c.seed_id, c.source_round) for c in checks if c.violated and c.relation in relations}
+
+    mortar, metal = flagged(MT_RELATIONS), flagged(("METAL",))
+    return {"MT only": len(mortar - metal), "both": len(mortar & metal), "METAL only": len(metal - mortar)}
+
+
 def table_vi(cases, verdicts) -> list[dict]:
     """Per perturbation: test cases, questions, unanswerable (EC-false) questions, MR applicability."""
     rows = {}
@@ -161,10 +170,16 @@ def report(checks, cases, verdicts) -> dict:
               "table_vii": table_vii(checks), "table_viii": table_viii(checks), "table_ix": table_ix(checks)}
     if any(c.relation == "METAL" for c in checks):
         result["uniqueness"] = uniqueness(checks)
+        result["overlap"] = overlap(checks)
     return result
 
 
-def metric_rows(metrics: dict) -> list[dict]:
-    """The headline metrics as (method, metric, value) rows, for export."""
-    return [{"method": method, "metric": name, "value": value}
-            for method, figures in metrics.items() for name, value in figures.items()]
+def metric_rows(report: dict) -> list[dict]:
+    """The headline metrics, and with METAL the uniqueness and overlap, as (method, metric, value) rows."""
+    rows = [{"method": method, "metric": name, "value": value}
+            for method, figures in report["metrics"].items() for name, value in figures.items()]
+    for row in report.get("uniqueness", ()):
+        rows += [{"method": row["method"], "metric": k, "value": v} for k, v in row.items() if k.startswith("unique")]
+    rows += [{"method": part, "metric": "seed_questions_with_bugs", "value": n}
+             for part, n in report.get("overlap", {}).items()]
+    return rows

@@ -22,7 +22,7 @@ if run_id is None:
 def metrics_frame(con, run_id):
     checks = store.read_checks(con, run_id)
     cases, verdicts = store.read_cases_and_verdicts(con, run_id)
-    frame = pd.DataFrame(metrics.metric_rows(metrics.report(checks, cases, verdicts)["metrics"]))
+    frame = pd.DataFrame(metrics.metric_rows(metrics.report(checks, cases, verdicts)))
     frame.insert(0, "run_id", run_id)
     return frame
 

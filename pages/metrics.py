@@ -9,7 +9,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 import ui
-from mortar import metrics, store
+from mortar import labels, metrics, store
 
 st.title("Metrics")
 st.caption("RBT (the seeds asked as they are) against MT (MR1–MR4 on the perturbed dialogues), as in the paper's "
@@ -52,12 +52,15 @@ st.dataframe(headline, hide_index=True, width="stretch", key="m-headline")
 ui.csv_download(headline, f"{run_id}-rbt-vs-mt", "m-headline-csv")
 
 fig = make_subplots(rows=1, cols=2, subplot_titles=("Bugs found (NBugs)", "Per test case and per check"))
-for method, colour in (("RBT", "#8c8479"), ("MT", "#b5452b")):
+COLOURS = {"RBT": "#8c8479", "MT": "#b5452b", "METAL": "#4c78a8"}
+for method, colour in COLOURS.items():
+    if method not in report["metrics"]:
+        continue
     m = report["metrics"][method]
     fig.add_trace(go.Bar(x=["NBugs"], y=[m["NBugs"]], name=method, marker_color=colour, legendgroup=method), 1, 1)
     fig.add_trace(go.Bar(x=["RETC", "BPTC", "Rate+"], y=[m["RETC"], m["BPTC"], m["Rate+"]], name=method,
                          marker_color=colour, legendgroup=method, showlegend=False), 1, 2)
-fig.update_layout(barmode="group", height=380, title="RBT vs MT")
+fig.update_layout(barmode="group", height=380, title="RBT vs MT" + (" vs METAL" if "METAL" in report["metrics"] else ""))
 st.plotly_chart(fig, key="m-fig-rbt-mt")
 ui.figure_downloads(fig, f"{run_id}-rbt-vs-mt", "m-fig-rbt-mt")
 
@@ -98,6 +101,37 @@ for slot, f, name in ((c1, fig_levels, "bug-levels"), (c2, fig_pert, "per-pertur
     with slot:
         st.plotly_chart(f, key=f"m-fig-{name}")
         ui.figure_downloads(f, f"{run_id}-{name}", f"m-fig-{name}")
+
+if "METAL" in report["metrics"]:
+    st.header("MORTAR vs METAL")
+    st.caption(ui.GLOSSARY["METAL"] + " A bug is unique to a method when the other method flagged no bug on the same "
+               "seed question (the paper's Table V).")
+    unique = pd.DataFrame(report["uniqueness"])
+    st.dataframe(unique, hide_index=True, width="stretch", key="m-uniqueness")
+    ui.csv_download(unique, f"{run_id}-uniqueness", "m-uniqueness-csv")
+    parts = report["overlap"]
+    fig_overlap = go.Figure([go.Bar(y=["seed questions"], x=[n], name=part, orientation="h", text=[n],
+                                    marker_color=colour)
+                             for (part, n), colour in zip(parts.items(), ("#b5452b", "#a36b8f", "#4c78a8"))])
+    fig_overlap.update_layout(barmode="stack", height=260, title="Overlap: seed questions with bugs, by method",
+                              xaxis_title="seed questions with at least one bug")
+    per_level = unique.melt(id_vars="method", value_vars=[f"unique_{lv}" for lv in metrics.LEVELS],
+                            var_name="level", value_name="unique bugs")
+    per_level["level"] = per_level["level"].str.removeprefix("unique_")
+    fig_unique = px.bar(per_level, x="level", y="unique bugs", color="method", barmode="group", height=360,
+                        title="Unique bugs per bug level", color_discrete_map=COLOURS)
+    c1, c2 = st.columns(2)
+    for slot, f, name in ((c1, fig_overlap, "overlap"), (c2, fig_unique, "unique-per-level")):
+        with slot:
+            st.plotly_chart(f, key=f"m-fig-{name}")
+            ui.figure_downloads(f, f"{run_id}-{name}", f"m-fig-{name}")
+
+precision = ui.read(labels.precision_by_method, run_id)
+if not precision.empty:
+    st.subheader("Precision per method")
+    st.caption(ui.GLOSSARY["PPD"] + " " + ui.GLOSSARY["kappa"])
+    st.dataframe(precision, hide_index=True, width="stretch", key="m-precision")
+    ui.csv_download(precision, f"{run_id}-precision", "m-precision-csv")
 
 st.header("Across runs")
 finished = runs[runs["checks"] > 0].copy()

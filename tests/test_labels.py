@@ -131,6 +131,22 @@ def test_labels_upsert_per_detection_and_annotator_and_ppd_follows(tmp_path):
         assert labels.ppd_by_run(con).set_index("run_id").loc[RUN, "PPD"] == 0.5
 
 
+def test_precision_and_kappa_per_method(tmp_path):
+    db = tmp_path / "m.duckdb"
+    synthetic_store(db, 50)
+    for annotator, scores in {"ann": {"RBT/0": 2, "RBT/10": 9, "MR1/6": 1, "MR3/8": 1, "MR4/4": 8},
+                              "bob": {"RBT/0": 3, "RBT/10": 8, "MR1/6": 9, "MR3/8": 0}}.items():
+        for detection, score in scores.items():
+            labels.save_label(RUN, detection, annotator, score, db=db)
+    with labels.session(db) as con:
+        table = labels.precision_by_method(con, RUN).set_index("method")
+    assert list(table.index) == ["RBT", "MT"]  # no METAL detections in this run
+    assert table.loc["RBT", "PPD"] == 0.5 and table.loc["RBT", "kappa"] == 1.0
+    assert table.loc["MT", "labelled"] == 2 and table.loc["MT", "disputed"] == 1  # MR1/6: ann TP, bob FP
+    assert table.loc["MT", "PPD"] == 0.5 and table.loc["MT", "both_labelled"] == 2 and table.loc["MT", "kappa"] == 0.0
+    assert table.loc["MT", "annotators"] == "ann vs bob"
+
+
 N_EACH = 20
 WRITER = """
 import sys

@@ -2,8 +2,10 @@
 
 import random
 
+import pandas as pd
 import pytest
 
+from mortar import labels, store
 from mortar.cli import main
 from mortar.dataset import Round, Seed, load_dataset
 from mortar.metal import (MetalSettings, Word, add_random_word, convert_to_leet, introduce_typos, judge_metal,
@@ -87,4 +89,21 @@ def test_run_with_both_methods_reports_them_side_by_side(tmp_path, capsys):
     assert result.metrics["METAL"]["test_cases"] > 0 and result.metrics["MT"]["test_cases"] > 0
     assert main(["report", result.run_id, "--db", str(db)]) == 0
     out = capsys.readouterr().out
-    assert "METAL" in out and "unique" in out and "Table V" in out
+    assert "METAL" in out and "unique" in out and "Table V" in out and "Seed questions with bugs" in out
+    assert "PPD" not in out  # nothing labelled yet
+
+    with store.connect(db, read_only=True) as con:
+        found = dict(con.execute("SELECT relation, min(detection_id) FROM detections WHERE run_id = ? "
+                                 "GROUP BY relation", [result.run_id]).fetchall())
+    assert "METAL" in found
+    labels.save_label(result.run_id, found["METAL"], "ann", 2, db=db)
+    labels.save_label(result.run_id, found["METAL"], "bob", 9, db=db)
+    assert main(["report", "latest", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "PPD" in out and "ann vs bob" in out
+
+    exported = tmp_path / "metrics.csv"
+    assert main(["export", "latest", "--what", "metrics", "--format", "csv", "--out", str(exported), "--db", str(db)]) == 0
+    frame = pd.read_csv(exported)
+    assert {"unique", "unique_L1", "seed_questions_with_bugs"} <= set(frame["metric"])
+    assert set(frame[frame["metric"] == "seed_questions_with_bugs"]["method"]) == {"MT only", "both", "METAL only"}

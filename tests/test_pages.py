@@ -1,5 +1,6 @@
 """Every dashboard page under streamlit.testing's AppTest, on a small store built with the scripted SUT."""
 
+import json
 import shutil
 
 import pytest
@@ -314,6 +315,28 @@ def test_metrics_page_shows_the_papers_tables_and_figures(db, run_id):
     assert len(at.get("plotly_chart")) == 6
     labels_ = [b.proto.label for b in at.get("download_button")]
     assert labels_.count("HTML") == 6 and labels_.count("CSV") >= 5
+
+
+def test_metrics_page_compares_mortar_with_metal(tmp_path, monkeypatch):
+    db = tmp_path / "both.duckdb"
+    result = run(load_dataset(SAMPLE), RunConfig(method="both", sut="scripted", limit=1), db=db, sut=ScriptedSUT())
+    monkeypatch.setenv("MORTAR_DB", str(db))
+    with store.connect(db, read_only=True) as con:
+        cases, verdicts = store.read_cases_and_verdicts(con, result.run_id)
+        report = metrics.report(store.read_checks(con, result.run_id), cases, verdicts)
+        metal_bug = con.execute("SELECT min(detection_id) FROM detections WHERE relation = 'METAL'").fetchone()[0]
+    labels.save_label(result.run_id, metal_bug, "ann", 1, db=db)
+    labels.save_label(result.run_id, metal_bug, "bob", 2, db=db)
+    at = app("metrics")
+    assert "METAL" in set(at.dataframe[0].value["method"])
+    unique = next(d.value for d in at.dataframe if "unique_share" in d.value)
+    assert list(unique["method"]) == ["MT", "METAL"]
+    assert list(unique["unique"]) == [r["unique"] for r in report["uniqueness"]]
+    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    overlap = next(f for f in figures if f["layout"]["title"]["text"].startswith("Overlap"))
+    assert {t["name"]: t["x"][0] for t in overlap["data"]} == report["overlap"]
+    precision = next(d.value for d in at.dataframe if "kappa" in d.value).set_index("method")
+    assert precision.loc["METAL", "PPD"] == 1.0 and precision.loc["METAL", "annotators"] == "ann vs bob"
 
 
 def test_export_offers_every_download_in_every_format(db, run_id):

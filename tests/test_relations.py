@@ -6,8 +6,8 @@ import pytest
 
 from mortar.context import ECVerdict
 from mortar.dataset import Round, Seed, TestCase
-from mortar.metrics import (cohen_kappa, coefficient_of_variation, method_summary, ppd, run_metrics, table_vi,
-                            table_vii, table_viii, table_ix, unique_bugs)
+from mortar.metrics import (cohen_kappa, coefficient_of_variation, method_summary, overlap, ppd, run_metrics,
+                            table_vi, table_vii, table_viii, table_ix, unique_bugs, uniqueness)
 from mortar.oracle import Oracle, exact_match, f1_score, mss
 from mortar.execute import Answer as Output
 from mortar.relations import judge
@@ -165,6 +165,12 @@ def test_uniqueness_is_by_seed_question():
 
     mine, theirs = [bug("s", 1), bug("s", 2), bug("t", 1)], [bug("s", 2, "MET"), bug("u", 1, "MET")]
     assert [(c.seed_id, c.source_round) for c in unique_bugs(mine, theirs)] == [("s", 1), ("t", 1)]
+    passed = Check("METAL/t/1", "METAL", "t", 1, ("TYPO",), ("x",), (1,), "a", "b", 0.9, True, False, None)
+    metal = [bug("s", 2, "METAL"), bug("u", 1, "METAL"), bug("u", 1, "METAL"), passed]
+    assert overlap(mine + metal) == {"MT only": 2, "both": 1, "METAL only": 1}
+    rows = {r["method"]: r for r in uniqueness(mine + metal)}
+    assert rows["MT"]["bugs"] == 3 and rows["MT"]["unique"] == rows["MT"]["unique_L3"] == 2
+    assert rows["METAL"]["bugs"] == 3 and rows["METAL"]["unique"] == 2  # both bugs on u/1
 
 
 def test_squad_em_f1_and_mss():
