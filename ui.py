@@ -177,6 +177,15 @@ def no_runs_yet() -> None:
             "**Overview** page.")
 
 
+def pick_run_or_stop(runs: pd.DataFrame, key: str, with_checks: bool = True) -> str:
+    """:func:`pick_run`, or say there is no run yet and stop the page."""
+    run_id = pick_run(runs, key=key, with_checks=with_checks)
+    if run_id is None:
+        no_runs_yet()
+        st.stop()
+    return run_id
+
+
 # -- background jobs -------------------------------------------------------------------------------
 
 def job_rows(con) -> pd.DataFrame:

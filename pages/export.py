@@ -13,10 +13,7 @@ st.caption("Downloads of one run: every round with the SUT's answer, reference, 
            "detections; the precision labels with the final (adjudicated) labels; and the metrics of RBT and MT.")
 
 runs = ui.read(ui.runs_overview)
-run_id = ui.pick_run(runs, key="e-run", with_checks=False)
-if run_id is None:
-    ui.no_runs_yet()
-    st.stop()
+run_id = ui.pick_run_or_stop(runs, key="e-run", with_checks=False)
 
 
 def metrics_frame(con, run_id):

@@ -13,10 +13,7 @@ st.caption("Precision labelling as in the paper: score each detection 0–10 for
            "says how well two annotators agree beyond chance.")
 
 runs = ui.read(ui.runs_overview)
-run_id = ui.pick_run(runs, key="l-run")
-if run_id is None:
-    ui.no_runs_yet()
-    st.stop()
+run_id = ui.pick_run_or_stop(runs, key="l-run")
 annotator = ui.annotator_box("l")
 if annotator is None:
     st.stop()

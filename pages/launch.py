@@ -119,18 +119,15 @@ with st.form("launch"):
     kg_backend = c3.radio("Knowledge-graph backend", list(OPTS["kg_backend"].choices), horizontal=True,
                           help="For the EC ontology check. spacy: offline (default). llm: the paper's extraction "
                                "pipeline on an LLM endpoint (see the environment variables below).")
-    method, metal_rate = None, None
-    if "method" in OPTS:
-        st.markdown("**Method**")
-        c1, c2 = st.columns([2, 1])
-        methods = list(OPTS["method"].choices)
-        method = c1.radio("Testing method", methods, index=methods.index(OPTS["method"].default), horizontal=True,
-                          help="mortar: multi-turn metamorphic testing (MR1–MR4). metal: the single-turn METAL "
-                               "baseline (perturbed questions). both: the two on the same seeds and SUT.")
-        if "metal_rate" in OPTS:
-            metal_rate = c2.number_input("METAL rate", min_value=0.05, max_value=0.95,
-                                         value=float(OPTS["metal_rate"].default), step=0.05,
-                                         help="Share of a question's words METAL's perturbations change.")
+    st.markdown("**Method**")
+    c1, c2 = st.columns([2, 1])
+    methods = list(OPTS["method"].choices)
+    method = c1.radio("Testing method", methods, index=methods.index(OPTS["method"].default), horizontal=True,
+                      help="mortar: multi-turn metamorphic testing (MR1–MR4). metal: the single-turn METAL "
+                           "baseline (perturbed questions). both: the two on the same seeds and SUT.")
+    metal_rate = c2.number_input("METAL rate", min_value=0.05, max_value=0.95, value=float(OPTS["metal_rate"].default),
+                                 step=0.05, help="Share of a question's words METAL's perturbations change (used "
+                                                 "by metal and both).")
     submitted = st.form_submit_button("Start run", type="primary", icon=":material/rocket_launch:")
 
 if submitted:
@@ -170,10 +167,8 @@ if submitted:
                 "replicates": int(replicates), "reduce_ratio": float(reduce_ratio),
                 "duplicate_ratio": float(duplicate_ratio), "oracle": oracle,
                 "threshold": None if threshold is None else float(threshold),
-                "kg_backend": kg_backend, "limit": int(limit) or None}
-        if method is not None:
-            args["method"] = method
-        if metal_rate is not None and method in ("metal", "both"):
+                "kg_backend": kg_backend, "limit": int(limit) or None, "method": method}
+        if method in ("metal", "both"):
             args["metal_rate"] = float(metal_rate)
         job_id = ui.start_job(args)
         st.success(f"Started job {job_id}. Its progress is below; the run's detections appear on the Violations "

@@ -16,10 +16,7 @@ st.caption("RBT (the seeds asked as they are) against MT (MR1–MR4 on the pertu
            "tables. Every figure downloads as HTML (interactive, offline) or PNG, every table as CSV.")
 
 runs = ui.read(ui.runs_overview)
-run_id = ui.pick_run(runs, key="m-run")
-if run_id is None:
-    ui.no_runs_yet()
-    st.stop()
+run_id = ui.pick_run_or_stop(runs, key="m-run")
 row = runs[runs["run_id"] == run_id].iloc[0]
 
 
