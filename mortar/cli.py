@@ -217,6 +217,11 @@ def make_extractor(backend: str):
     raise UserError(f"unknown knowledge-graph backend {backend!r}")
 
 
+def _duration(seconds: float) -> str:
+    minutes, seconds = divmod(int(seconds), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d}" if minutes >= 60 else f"{minutes}:{seconds:02d}"
+
+
 class ProgressBar:
     """A one-line progress bar on stderr for the engine's progress callbacks."""
 
@@ -234,8 +239,10 @@ class ProgressBar:
             return
         width = 30
         filled = int(width * done / max(1, total))
-        stage = (info or {}).get("stage", "")
-        sys.stderr.write(f"\r{stage:>16} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        info = info or {}
+        rate = info.get("answers_per_second") or 0.0
+        speed = f"  {rate:.2f} answers/s, ETA {_duration((total - done) / rate)}" if rate > 0 else ""
+        sys.stderr.write(f"\r{info.get('stage', ''):>16} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{speed}\033[K")
         sys.stderr.flush()
         self.shown = True
 

@@ -90,3 +90,21 @@ def test_bad_input_exits_2_with_one_line_and_leaves_the_store_unchanged(kind, tm
 def test_console_script_is_installed():
     proc = subprocess.run([str(Path(sys.executable).parent / "mortar"), "generate", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "--seed" in proc.stdout
+
+
+def test_progress_bar_shows_stage_counts_rate_and_eta(monkeypatch):
+    import io
+
+    from mortar.cli import ProgressBar
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    err = Terminal()
+    monkeypatch.setattr("sys.stderr", err)
+    with ProgressBar() as bar:
+        bar(10, 100, {"stage": "answering", "answers_per_second": 0.5})
+    line = err.getvalue()
+    assert "answering" in line and "10/100" in line and "0.50 answers/s" in line and "ETA 3:00" in line
+    assert line.endswith("\n")
