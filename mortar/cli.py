@@ -141,7 +141,7 @@ def cmd_report(args) -> None:
           f"(ε = {config.get('threshold')}), context check {kg.get('model')}")
     fmt = {"float_format": lambda x: f"{x:.3f}"}
     print("\nRBT vs MT (MORTAR's MR1–MR4)" + (" vs METAL" if "METAL" in r["metrics"] else ""))
-    print(pd.DataFrame(r["metrics"]).T.to_string(na_rep="", **fmt))
+    print(_table(pd.DataFrame(r["metrics"]).T))
     titles = {"table_vi": "Table VI: test cases, questions, unanswerable (EC-false) questions, MR applicability",
               "table_vii": "Table VII: bugs per perturbation (MR3/MR4 group bugs count for each perturbation)",
               "table_viii": "Table VIII: bugs per metamorphic relation",
@@ -157,6 +157,18 @@ def cmd_report(args) -> None:
     if not precision.empty:
         print("\nPrecision of the labelled detections (PPD) and agreement of two annotators (Cohen's kappa)")
         print(precision.to_string(index=False, na_rep="", **fmt))
+
+
+RATES = ("Rate+", "RETC", "BPTC", "CV")
+
+
+def _table(frame) -> str:
+    """A metrics table as text: counts as integers, rates with three decimals, missing values blank."""
+    def column(name):
+        shown = "{:.3f}" if name in RATES else "{:.0f}"
+        return frame[name].map(lambda v: "" if v is None or v != v else shown.format(v))
+
+    return frame.assign(**{name: column(name) for name in frame.columns}).to_string()
 
 
 def cmd_export(args) -> None:
