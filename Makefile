@@ -15,9 +15,9 @@ export TOKENIZERS_PARALLELISM := false
 
 .PHONY: run test install clean apt
 
-# Debian packages: WordNet's database (METAL's synonyms) for both, Chromium for the browser tests.
+# Debian packages: WordNet's database (METAL's synonyms); Chromium for PNG export of figures and the browser tests.
 # Installed with apt-get when missing and possible (root); otherwise say what is missing.
-APT_RUN := wordnet-base
+APT_RUN := wordnet-base chromium
 APT_TEST := wordnet-base chromium
 
 run: $(STAMP)

@@ -368,3 +368,13 @@ def test_pages_on_an_empty_store_say_what_to_do(tmp_path, monkeypatch):
 def test_sut_and_dataset_text_is_never_rendered_as_html():
     for path in [ROOT / "app.py", ROOT / "ui.py", *sorted((ROOT / "pages").glob("*.py"))]:
         assert "unsafe_allow_html" not in path.read_text(), path
+
+
+def test_figures_export_as_png():
+    import plotly.graph_objects as go
+
+    import ui
+
+    assert ui.png_export_available(), "kaleido and Chromium are installed by `make`"
+    png = go.Figure(go.Bar(x=["MT", "METAL"], y=[3, 1])).to_image(format="png", width=400, height=300)
+    assert png.startswith(b"\x89PNG") and len(png) > 1000
