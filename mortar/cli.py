@@ -126,9 +126,8 @@ def cmd_report(args) -> None:
     import pandas as pd
 
     from mortar import store
-    from mortar.metrics import report
-
     from mortar.labels import precision_by_method
+    from mortar.metrics import report
 
     with store.connect(args.db, read_only=True) as con:
         run_id, config, checks, cases, verdicts = _run_data(con, args.run_id)

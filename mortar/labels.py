@@ -25,7 +25,7 @@ import duckdb
 import pandas as pd
 
 from mortar import store
-from mortar.metrics import TRUE_POSITIVE_BELOW, cohen_kappa
+from mortar.metrics import METHODS, TRUE_POSITIVE_BELOW, cohen_kappa, method_of
 
 SCORE_MIN, SCORE_MAX = 0, 10
 RETRY_S = 30.0  # how long a write keeps retrying a transaction another writer made fail
@@ -370,11 +370,6 @@ def _ppd(scores: pd.Series) -> float:
     return ppd([float(s) for s in scores])
 
 
-def method_of(relation: str) -> str:
-    """RBT, MT (MORTAR's MR1–MR4) or METAL: the method a detection's relation belongs to."""
-    return relation if relation in ("RBT", "METAL") else "MT"
-
-
 def precision_by_method(con, run_id: str, pair: tuple[str, str] | None = None) -> pd.DataFrame:
     """Per method with labelled detections: labelled, PPD of the final labels, and Cohen's kappa of two annotators.
 
@@ -388,7 +383,7 @@ def precision_by_method(con, run_id: str, pair: tuple[str, str] | None = None) -
     if pair is None:
         pair = tuple(scores["annotator"].value_counts().index[:2])
     rows = []
-    for method in ("RBT", "MT", "METAL"):
+    for method in ("RBT", *METHODS):
         mine = final[final["method"] == method]
         if mine.empty:
             continue

@@ -64,6 +64,11 @@ METHODS = {"MT": (MT_RELATIONS, ("DRS", "DRR", "DRD", "DSR", "DSD")),  # MORTAR
            "METAL": (("METAL",), ("SYN", "ADD", "TYPO", "LEET"))}  # the single-turn baseline
 
 
+def method_of(relation: str) -> str:
+    """RBT, MT (MORTAR's MR1–MR4) or METAL: the method a check's relation belongs to."""
+    return next((method for method, (relations, _) in METHODS.items() if relation in relations), "RBT")
+
+
 def run_metrics(checks, cases) -> dict:
     """The headline figures of a run: RBT, MT (MORTAR's MR1–MR4) and, when run, the METAL baseline,
     side by side, with bug levels and their CV."""
