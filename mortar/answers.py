@@ -287,6 +287,13 @@ def _singular(w: str) -> str:
     return w
 
 
+def _number_between(words: list[str], i: int, low: float, high: float) -> tuple[float, int] | None:
+    """The number (digits or words) starting at i and where it ends, when it lies in [low, high]."""
+    d = _digits(words[i])
+    run = (d, i + 1) if d is not None else _number_word_run(words, i)
+    return run if run and low <= run[0] <= high else None
+
+
 def _clock_phrase(words: list[str], i: int) -> tuple[tuple[float, float], int] | None:
     """'half past eight' → (8, 30); 'quarter to midnight' → (11, 45); 'twenty to ten' → (9, 40)."""
     j, minutes = i, None
@@ -296,9 +303,8 @@ def _clock_phrase(words: list[str], i: int) -> tuple[tuple[float, float], int] |
     elif words[j] == "half":
         minutes, j = 30.0, j + 1
     else:
-        d = _digits(words[j])
-        run = (d, j + 1) if d is not None else _number_word_run(words, j)
-        if not run or run[0] is None or not 1 <= run[0] <= 30:
+        run = _number_between(words, j, 1, 30)
+        if run is None:
             return None
         minutes, j = run
         if j < len(words) and words[j] in ("minute", "minutes"):
@@ -311,9 +317,8 @@ def _clock_phrase(words: list[str], i: int) -> tuple[tuple[float, float], int] |
     if words[j] in HOUR_WORDS:
         hour, j = float(HOUR_WORDS[words[j]]), j + 1
     else:
-        d = _digits(words[j])
-        run = (d, j + 1) if d is not None else _number_word_run(words, j)
-        if not run or run[0] is None or not 1 <= run[0] <= 12:
+        run = _number_between(words, j, 1, 12)
+        if run is None:
             return None
         hour, j = run
     if rel in ("to", "before", "til", "till"):
