@@ -23,7 +23,8 @@ from mortar.context import check_case  # noqa: E402
 from mortar.dataset import load_dataset  # noqa: E402
 from mortar.kg.spacy_backend import SpacyExtractor  # noqa: E402
 from mortar.metrics import cohen_kappa  # noqa: E402
-from mortar.perturb import ORIG, PerturbationSettings  # noqa: E402
+from mortar.perturb import PerturbationSettings  # noqa: E402
+from mortar.vocab import ORIG  # noqa: E402
 from mortar.run import make_test_cases  # noqa: E402
 
 

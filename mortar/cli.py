@@ -6,17 +6,21 @@ import argparse
 import logging
 import signal
 import sys
+from pathlib import Path
 
 from mortar.chat import ChatError as ServiceError
-from mortar.dataset import DatasetError, load_dataset
+from mortar.config import KG_BACKENDS, RunConfig, make_extractor, validate
+from mortar.dataset import load_dataset
+from mortar.errors import InputError
+from mortar.methods.metal import MetalSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
-from mortar.perturb import PERTURBATIONS, PerturbationSettings
+from mortar.perturb import PerturbationSettings
+from mortar.vocab import (ALL_METHODS, DIALOGUE_PERTURBATIONS, DUPLICATE_RATIO, METAL_RATE, MORTAR_METHOD,
+                          REDUCE_RATIO)
 
 EXIT_USER_ERROR = 2
 
-
-class UserError(Exception):
-    """Bad input from the user: reported in one line, exit code 2, no traceback."""
+UserError = InputError  # bad input from the user: reported in one line, exit code 2, no traceback
 
 
 def _ratio(text: str) -> float:
@@ -35,12 +39,14 @@ def _positive(text: str) -> int:
 
 def add_perturbation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="run seed: same seed, same test cases (default 0)")
-    p.add_argument("--perturbations", nargs="+", choices=PERTURBATIONS, default=list(PERTURBATIONS),
-                   metavar="P", help=f"perturbations to apply (default: all of {' '.join(PERTURBATIONS)})")
+    p.add_argument("--perturbations", nargs="+", choices=DIALOGUE_PERTURBATIONS, default=list(DIALOGUE_PERTURBATIONS),
+                   metavar="P", help=f"perturbations to apply (default: all of {' '.join(DIALOGUE_PERTURBATIONS)})")
     p.add_argument("--replicates", type=_positive, default=1, help="test cases per seed and perturbation (default 1)")
-    p.add_argument("--reduce-ratio", type=_ratio, default=0.3, help="share of rounds DRR/DSR drop (default 0.3)")
-    p.add_argument("--duplicate-ratio", type=_ratio, default=0.2, help="share of rounds DRD/DSD repeat (default 0.2)")
-    p.add_argument("--kg-backend", choices=("spacy", "llm"), default="spacy",
+    p.add_argument("--reduce-ratio", type=_ratio, default=REDUCE_RATIO,
+                   help=f"share of rounds DRR/DSR drop (default {REDUCE_RATIO})")
+    p.add_argument("--duplicate-ratio", type=_ratio, default=DUPLICATE_RATIO,
+                   help=f"share of rounds DRD/DSD repeat (default {DUPLICATE_RATIO})")
+    p.add_argument("--kg-backend", choices=KG_BACKENDS, default=KG_BACKENDS[0],
                    help="knowledge-graph extraction for the context check: spacy (offline, default) or llm")
     p.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
 
@@ -50,11 +56,20 @@ def settings_from(args) -> PerturbationSettings:
                                 replicates=args.replicates, perturbations=tuple(args.perturbations))
 
 
+def extractor_for(backend: str):
+    from mortar.chat import ChatConfigError
+
+    try:
+        return make_extractor(backend)
+    except ChatConfigError as e:
+        raise UserError(f"--kg-backend {backend}: {e}") from None
+
+
 def cmd_generate(args) -> None:
     from mortar.run import case_records, generate, write_jsonl
 
     dataset = load_dataset(args.dataset)
-    extractor = make_extractor(args.kg_backend)
+    extractor = extractor_for(args.kg_backend)
     with ProgressBar() as bar:
         generated = generate(dataset, args.seed, settings_from(args), db=args.db, extractor=extractor, progress=bar)
     try:
@@ -70,20 +85,32 @@ def cmd_generate(args) -> None:
           f"{sum(not v.equivalent for v in rounds)} of {len(rounds)} rounds without equivalent context → {args.out}")
 
 
-def cmd_run(args) -> None:
-    from mortar.run import RunConfig, run
-    from mortar.sut import SutError, make_sut
-
-    dataset = load_dataset(args.dataset)
+def config_from(args) -> RunConfig:
+    """The run configuration of the command line, or of the JSON file ``--config`` names."""
+    if args.config:
+        if args.dataset:
+            raise UserError("give either --config FILE or the run options (--dataset …), not both")
+        try:
+            return RunConfig.from_json(Path(args.config).read_text(encoding="utf-8"))
+        except OSError as e:
+            raise UserError(f"{args.config}: cannot read: {e.strerror}") from None
+        except (ValueError, TypeError) as e:
+            raise UserError(f"{args.config}: not a run configuration: {e}") from None
+    if not args.dataset:
+        raise UserError("--dataset is required (or --config FILE)")
     try:
-        sut = make_sut(args.sut)
-    except SutError as e:
-        raise UserError(str(e)) from None
-    from mortar.metal import MetalSettings
+        return RunConfig(dataset=args.dataset, methods=args.method, sut=args.sut, run_seed=args.seed,
+                         perturbation=settings_from(args), metal=MetalSettings(rate=args.metal_rate),
+                         oracle=args.oracle, threshold=args.threshold, kg_backend=args.kg_backend, limit=args.limit)
+    except ValueError as e:  # an unknown method name
+        raise UserError(f"--method: {e}") from None
 
-    config = RunConfig(method=args.method, metal=MetalSettings(rate=args.metal_rate), sut=args.sut,
-                       run_seed=args.seed, perturbation=settings_from(args), oracle=args.oracle,
-                       threshold=args.threshold, limit=args.limit)
+
+def cmd_run(args) -> None:
+    from mortar.methods import methods
+    from mortar.run import run
+
+    config = validate(config_from(args))
     reporter = None
     if args.job:
         from mortar.jobs import JobReporter
@@ -91,7 +118,7 @@ def cmd_run(args) -> None:
         reporter = JobReporter(args.job, args.db)
     try:
         with ProgressBar(also=reporter) as bar:
-            result = run(dataset, config, db=args.db, sut=sut, extractor=make_extractor(args.kg_backend), progress=bar)
+            result = run(None, config, db=args.db, extractor=extractor_for(config.kg_backend), progress=bar)
     except BaseException as e:
         if reporter:
             reporter.write(status="cancelled" if isinstance(e, KeyboardInterrupt) else "failed", message=str(e)[:500])
@@ -100,14 +127,16 @@ def cmd_run(args) -> None:
         reporter.write(status="done", stage="done", run_id=result.run_id)
     for seed_id, reason in result.failed_seeds.items():
         print(f"seed {seed_id} left out: knowledge-graph extraction failed: {reason}", file=sys.stderr)
+    for note in result.notes:
+        print(note, file=sys.stderr)
     rbt = result.metrics["RBT"]
-    print(f"run {result.run_id} done: SUT {args.sut}, oracle {args.oracle} (ε = {result.threshold})")
+    print(f"run {result.run_id} done: SUT {config.sut}, oracle {config.oracle} (ε = {result.threshold})")
     print(f"  RBT: {rbt['NBugs']} bugs in {rbt['detections']} checks over {rbt['test_cases']} test cases")
-    for name, label in (("MT", "MORTAR (MR1–MR4)"), ("METAL", "METAL baseline")):
-        m = result.metrics.get(name)
+    for method in methods().values():
+        m = result.metrics.get(method.label)
         if m and m["test_cases"]:
-            print(f"  {label}: {m['NBugs']} bugs in {m['detections']} checks over {m['test_cases']} test cases "
-                  f"(L1 {m['L1']}, L2 {m['L2']}, L3 {m['L3']})")
+            print(f"  {method.label} ({method.name}): {m['NBugs']} bugs in {m['detections']} checks over "
+                  f"{m['test_cases']} test cases (L1 {m['L1']}, L2 {m['L2']}, L3 {m['L3']})")
     if result.errored_rounds:
         print(f"  {result.errored_rounds} rounds errored (never counted as bugs)")
     print(f"  details: mortar report {result.run_id}")
@@ -139,19 +168,15 @@ def cmd_report(args) -> None:
     print(f"run {run_id}: SUT {config.get('sut', {}).get('model')}, oracle {config.get('oracle')} "
           f"(ε = {config.get('threshold')}), context check {kg.get('model')}")
     fmt = {"float_format": lambda x: f"{x:.3f}"}
-    print("\nRBT vs MT (MORTAR's MR1–MR4)" + (" vs METAL" if "METAL" in r["metrics"] else ""))
+    print("\n" + " vs ".join(r["metrics"]))
     print(_table(pd.DataFrame(r["metrics"]).T))
-    titles = {"table_vi": "Table VI: test cases, questions, unanswerable (EC-false) questions, MR applicability",
-              "table_vii": "Table VII: bugs per perturbation (MR3/MR4 group bugs count for each perturbation)",
-              "table_viii": "Table VIII: bugs per metamorphic relation",
-              "table_ix": "Table IX: bug levels per metamorphic relation"}
+    for table in r["tables"]:
+        print(f"\n{table.title}")
+        print(pd.DataFrame(table.rows).to_string(index=False, **fmt))
     if "uniqueness" in r:
-        titles["uniqueness"] = ("MORTAR vs METAL (Table V): unique bugs = bugs on seed questions where the other "
-                                "method flagged none")
-    for key, title in titles.items():
-        print(f"\n{title}")
-        print(pd.DataFrame(r[key]).to_string(index=False, **fmt))
-    if "overlap" in r:
+        print(f"\n{' vs '.join(row['method'] for row in r['uniqueness'])} (Table V): unique bugs = bugs on seed "
+              "questions where no other method flagged one")
+        print(pd.DataFrame(r["uniqueness"]).to_string(index=False, **fmt))
         print("\nSeed questions with bugs: " + ", ".join(f"{part} {n}" for part, n in r["overlap"].items()))
     if not precision.empty:
         print("\nPrecision of the labelled detections (PPD) and agreement of two annotators (Cohen's kappa)")
@@ -212,22 +237,6 @@ def cmd_score_answers(args) -> None:
     print(format_summary(summary))
 
 
-def make_extractor(backend: str):
-    if backend == "spacy":
-        from mortar.kg.spacy_backend import SpacyExtractor
-
-        return SpacyExtractor()
-    if backend == "llm":
-        from mortar.chat import ChatConfigError
-        from mortar.kg.llm import LlmExtractor
-
-        try:
-            return LlmExtractor.from_env()
-        except ChatConfigError as e:
-            raise UserError(f"--kg-backend llm: {e}") from None
-    raise UserError(f"unknown knowledge-graph backend {backend!r}")
-
-
 def _duration(seconds: float) -> str:
     minutes, seconds = divmod(int(seconds), 60)
     return f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d}" if minutes >= 60 else f"{minutes}:{seconds:02d}"
@@ -275,20 +284,23 @@ def build_parser() -> argparse.ArgumentParser:
     gen.set_defaults(func=cmd_generate)
 
     run = sub.add_parser("run", help="test a dialogue system: generate → context check → execute → judge → store")
-    run.add_argument("--dataset", required=True, help="CoQA v1.0 JSON or JSONL dialogues")
+    run.add_argument("--dataset", help="CoQA v1.0 JSON or JSONL dialogues (required unless --config is given)")
+    run.add_argument("--config", help="the whole run configuration as JSON (as the dashboard writes it for a "
+                                      "background run), instead of the options below")
     run.add_argument("--sut", default="smollm2",
                      help="system under test: smollm2 (default, local), gemma3-270m, a model folder, "
                           "openai[:MODEL] or groq[:MODEL] (keys from the environment)")
-    run.add_argument("--oracle", default=DEFAULT_ORACLE, choices=ORACLES,
+    run.add_argument("--oracle", default=DEFAULT_ORACLE, choices=list(ORACLES),
                      help="answer oracle: 'answer' (default: reads the answer's polarity, number or entity before "
                           "comparing), or the paper's 'cosine' (MiniLM embeddings) and 'mss'")
     run.add_argument("--threshold", type=float, default=None,
                      help="pass threshold ε (default: 0.5 for answer, the paper's 0.6 for cosine and mss)")
     run.add_argument("--limit", type=_positive, help="only the first N seeds")
-    run.add_argument("--method", choices=("mortar", "metal", "both"), default="mortar",
-                     help="MORTAR (default), the single-turn METAL baseline, or both on the same seeds and SUT")
-    run.add_argument("--metal-rate", type=_ratio, default=0.2,
-                     help="share of a question's words METAL's perturbations change (default 0.2)")
+    run.add_argument("--method", default=MORTAR_METHOD,
+                     help=f"test method: one name, a comma list or '{ALL_METHODS}' (default {MORTAR_METHOD}); methods "
+                          "run on the same seeds and SUT and are compared in one report")
+    run.add_argument("--metal-rate", type=_ratio, default=METAL_RATE,
+                     help=f"share of a question's words METAL's perturbations change (default {METAL_RATE})")
     run.add_argument("--job", help=argparse.SUPPRESS)  # set by the dashboard for a background run
     add_perturbation_options(run)
     run.set_defaults(func=cmd_run)
@@ -296,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     score = sub.add_parser("score-answers", help="score question/gold/candidate pairs with an oracle; calibrate it "
                                                   "when the pairs carry a boolean 'acceptable'")
     score.add_argument("pairs", help="JSONL: question, gold, candidate (other fields are kept)")
-    score.add_argument("--oracle", default=DEFAULT_ORACLE, choices=ORACLES)
+    score.add_argument("--oracle", default=DEFAULT_ORACLE, choices=list(ORACLES))
     score.add_argument("--threshold", type=float, default=None, help="pass threshold (default: the oracle's)")
     score.add_argument("--out", required=True, help="JSONL with score, pass and reason added")
     score.set_defaults(func=cmd_score_answers)
@@ -326,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         args.func(args)
-    except (DatasetError, UserError, LookupError) as e:
+    except InputError as e:  # the project's own input errors; anything else is a bug and keeps its traceback
         print(f"mortar: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
     except ServiceError as e:  # an LLM service that stayed down after its retries; nothing half-written

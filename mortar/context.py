@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from mortar.dataset import TestCase
 from mortar.kg.model import DialogueGraph, Graph
-from mortar.perturb import ORIG
+from mortar.vocab import ORIG
 
 MIN_SELF_CONTAINED_WORDS = 3  # the paper: shorter questions never resolve themselves
 

@@ -12,10 +12,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from mortar.errors import InputError
+
 UNKNOWN = "unknown"
 
 
-class DatasetError(ValueError):
+class DatasetError(InputError, ValueError):
     """A user error in a dataset file: the message names the file, the record and the field."""
 
 

@@ -1,9 +1,20 @@
-"""Metrics of the paper: agreement statistics first (others follow with the relations)."""
+"""The metrics of the paper — the only place they are computed (MORTAR §IV-G, Table II).
+
+NBugs, Rate+ (bugs / checks), RETC (share of test cases with a bug), BPTC (bugs per test case), CV of
+the L1/L2/L3 counts, uniqueness and overlap between methods, PPD (precision from labels) and Cohen's
+kappa. Methods and relations come from their registries, so a registered method is reported without
+an edit here. In the code a *check* is any comparison a relation made; a *detection* (a bug) is a
+violated check.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
+from itertools import combinations
 from typing import Hashable, Sequence
+
+from mortar.methods import method_label_of, methods
+from mortar.vocab import LEVELS, MR1, MR2, ORIG, RBT, TRUE_POSITIVE_BELOW, is_true_positive  # noqa: F401
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
@@ -21,10 +32,7 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     return (observed - expected) / (1.0 - expected)
 
 
-# -- bug-detection metrics (MORTAR §IV-G, Table II) -----------------------------------------
-MT_RELATIONS = ("MR1", "MR2", "MR3", "MR4")
-LEVELS = ("L1", "L2", "L3")
-TRUE_POSITIVE_BELOW = 6  # an annotator's 0–10 score below this marks a detection as a true positive
+# -- bug-detection metrics ---------------------------------------------------------------------------
 
 
 def coefficient_of_variation(counts: Sequence[float]) -> float:
@@ -39,7 +47,9 @@ def coefficient_of_variation(counts: Sequence[float]) -> float:
 
 
 def method_summary(checks, n_test_cases: int) -> dict:
-    """NBugs, detections, Rate+, RETC and BPTC of one method's checks over its test cases."""
+    """NBugs, checks, Rate+, RETC and BPTC of one method's checks over its test cases.
+
+    ``detections`` keeps its name in exports for continuity: it counts every check made."""
     bugs = [c for c in checks if c.violated]
     effective = {tc for c in bugs for tc in c.test_case_ids}
     return {
@@ -60,99 +70,115 @@ def level_counts(checks) -> dict[str, int]:
     return counts
 
 
-METHODS = {"MT": (MT_RELATIONS, ("DRS", "DRR", "DRD", "DSR", "DSD")),  # MORTAR
-           "METAL": (("METAL",), ("SYN", "ADD", "TYPO", "LEET"))}  # the single-turn baseline
-
-
 def method_of(relation: str) -> str:
-    """RBT, MT (MORTAR's MR1–MR4) or METAL: the method a check's relation belongs to."""
-    return next((method for method, (relations, _) in METHODS.items() if relation in relations), "RBT")
+    """RBT, or the report label of the method a relation belongs to (MT for MORTAR's MR1–MR4, METAL, …)."""
+    return method_label_of(relation)
+
+
+def methods_in(cases) -> list:
+    """The registered methods that made some of these test cases, in registry order."""
+    kinds = {c.perturbation for c in cases}
+    return [m for m in methods().values() if kinds & set(m.perturbations)]
 
 
 def run_metrics(checks, cases) -> dict:
-    """The headline figures of a run: RBT, MT (MORTAR's MR1–MR4) and, when run, the METAL baseline,
-    side by side, with bug levels and their CV."""
-    result = {"RBT": method_summary([c for c in checks if c.relation == "RBT"],
-                                    sum(c.perturbation == "ORIG" for c in cases))}
-    for method, (relations, perturbations) in METHODS.items():
-        n_cases = sum(c.perturbation in perturbations for c in cases)
-        if method != "MT" and not n_cases:
-            continue
-        mine = [c for c in checks if c.relation in relations]
+    """The headline figures of a run: RBT and every method that ran, side by side, with bug levels and CV."""
+    result = {RBT: method_summary([c for c in checks if c.relation == RBT],
+                                  sum(c.perturbation == ORIG for c in cases))}
+    for method in methods_in(cases):
+        mine = [c for c in checks if c.relation in method.relations]
         levels = level_counts(mine)
-        result[method] = {**method_summary(mine, n_cases), **levels,
-                          "CV": coefficient_of_variation(list(levels.values()))}
+        result[method.label] = {**method_summary(mine, sum(c.perturbation in method.perturbations for c in cases)),
+                                **levels, "CV": coefficient_of_variation(list(levels.values()))}
     return result
 
 
-def uniqueness(checks) -> list[dict]:
-    """Per method and bug level: bugs, and unique bugs (the other method flagged no bug on that seed
-    question), as in the paper's Table V."""
-    mortar = [c for c in checks if c.relation in MT_RELATIONS]
-    metal = [c for c in checks if c.relation == "METAL"]
+def _bug_questions(checks, relations) -> set[tuple[str, int]]:
+    return {(c.seed_id, c.source_round) for c in checks if c.violated and c.relation in relations}
+
+
+def uniqueness(checks, methods_run) -> list[dict]:
+    """Per method and bug level: bugs, and unique bugs (no other method flagged a bug on that seed question),
+    as in the paper's Table V."""
     rows = []
-    for method, mine, theirs in (("MT", mortar, metal), ("METAL", metal, mortar)):
+    for method in methods_run:
+        mine = [c for c in checks if c.relation in method.relations]
+        theirs = [c for c in checks if c.relation in {r for m in methods_run if m is not method for r in m.relations}]
         unique = unique_bugs(mine, theirs)
         bugs = [c for c in mine if c.violated]
-        rows.append({"method": method, "bugs": len(bugs), "unique": len(unique),
+        rows.append({"method": method.label, "bugs": len(bugs), "unique": len(unique),
                      "unique_share": len(unique) / len(bugs) if bugs else float("nan"),
                      **{f"unique_{lv}": sum(c.bug_level == lv for c in unique) for lv in LEVELS}})
     return rows
 
 
-def overlap(checks) -> dict[str, int]:
-    """Seed questions with a bug from MORTAR only, from both methods, and from METAL only."""
-    def flagged(relations) -> set:
-        return {(c.seed_id, c.source_round) for c in checks if c.violated and c.relation in relations}
+def overlap(checks, methods_run) -> dict[str, int]:
+    """Seed questions with a bug, by the exact set of methods that flagged them (an UpSet plot's bars).
 
-    mortar, metal = flagged(MT_RELATIONS), flagged(("METAL",))
-    return {"MT only": len(mortar - metal), "both": len(mortar & metal), "METAL only": len(metal - mortar)}
+    Parts are named "<label> only", "both" (with two methods), or "<label> & <label> …"."""
+    flagged = {m.label: _bug_questions(checks, m.relations) for m in methods_run}
+    labels = list(flagged)
+    parts: dict[str, int] = {}
+    for size in range(1, len(labels) + 1):
+        for combo in combinations(labels, size):
+            inside = set.intersection(*(flagged[x] for x in combo))
+            outside = set().union(*(flagged[x] for x in labels if x not in combo))
+            n = len(inside - outside)
+            if size == 1:
+                parts[f"{combo[0]} only"] = n
+            elif n:
+                parts["both" if len(labels) == 2 else " & ".join(combo)] = n
+    if len(labels) == 2:  # the paper's order: one only, both, the other only
+        first, second = labels
+        parts = {f"{first} only": parts[f"{first} only"], "both": parts.get("both", 0),
+                 f"{second} only": parts[f"{second} only"]}
+    return parts
 
 
 def table_vi(cases, verdicts) -> list[dict]:
     """Per perturbation: test cases, questions, unanswerable (EC-false) questions, MR applicability."""
     rows = {}
     for case in cases:
-        if case.perturbation == "ORIG":
+        if case.perturbation == ORIG:
             continue
         row = rows.setdefault(case.perturbation, {"perturbation": case.perturbation, "test_cases": 0, "questions": 0,
-                                                  "ec_false": 0, "MR1_applicable": 0, "MR2_applicable": 0})
+                                                  "ec_false": 0, f"{MR1}_applicable": 0, f"{MR2}_applicable": 0})
         vs = verdicts[case.test_case_id]
         row["test_cases"] += 1
         row["questions"] += len(vs)
         row["ec_false"] += sum(not v.equivalent for v in vs)
-        row["MR1_applicable"] += sum(v.equivalent for v in vs)
-        row["MR2_applicable"] += sum(not v.equivalent for v in vs)
+        row[f"{MR1}_applicable"] += sum(v.equivalent for v in vs)
+        row[f"{MR2}_applicable"] += sum(not v.equivalent for v in vs)
     return [rows[p] for p in sorted(rows)]
 
 
-def table_vii(checks) -> list[dict]:
-    """Bugs per perturbation; an MR3/MR4 group bug counts for every perturbation in its group."""
+def bugs_per_perturbation(checks, relations) -> list[dict]:
+    """Bugs per perturbation (Table VII); a group bug (MR3/MR4) counts for every perturbation in its group."""
     counts: dict[str, int] = {}
     for c in checks:
-        if c.violated and c.relation in MT_RELATIONS:
+        if c.violated and c.relation in relations:
             for p in c.perturbations:
                 counts[p] = counts.get(p, 0) + 1
     total = sum(counts.values())
     return [{"perturbation": p, "bugs": n, "share": n / total} for p, n in sorted(counts.items())]
 
 
-def table_viii(checks) -> list[dict]:
-    """Per relation: detections, bugs, Rate+, share of all MT bugs."""
-    mt_bugs = sum(c.violated for c in checks if c.relation in MT_RELATIONS)
+def bugs_per_relation(checks, relations) -> list[dict]:
+    """Per relation: checks, bugs, Rate+, share of the method's bugs (Table VIII)."""
+    all_bugs = sum(c.violated for c in checks if c.relation in relations)
     rows = []
-    for rel in MT_RELATIONS:
+    for rel in relations:
         mine = [c for c in checks if c.relation == rel]
         bugs = sum(c.violated for c in mine)
         rows.append({"relation": rel, "detections": len(mine), "bugs": bugs,
                      "Rate+": bugs / len(mine) if mine else float("nan"),
-                     "share": bugs / mt_bugs if mt_bugs else float("nan")})
+                     "share": bugs / all_bugs if all_bugs else float("nan")})
     return rows
 
 
-def table_ix(checks) -> list[dict]:
-    """Bug levels per relation."""
-    return [{"relation": rel, **level_counts([c for c in checks if c.relation == rel])} for rel in MT_RELATIONS]
+def levels_per_relation(checks, relations) -> list[dict]:
+    """Bug levels per relation (Table IX)."""
+    return [{"relation": rel, **level_counts([c for c in checks if c.relation == rel])} for rel in relations]
 
 
 def unique_bugs(mine, theirs) -> list:
@@ -165,22 +191,24 @@ def ppd(scores: Sequence[float]) -> float:
     """Precision of positive detections from 0–10 acceptability scores (score < 6: a true bug)."""
     if not scores:
         return float("nan")
-    return sum(s < TRUE_POSITIVE_BELOW for s in scores) / len(scores)
+    return sum(is_true_positive(s) for s in scores) / len(scores)
 
 
 def report(checks, cases, verdicts) -> dict:
-    """Everything ``mortar report`` and the dashboard show for a run."""
-    mortar_cases = [c for c in cases if c.perturbation not in METHODS["METAL"][1]]
-    result = {"metrics": run_metrics(checks, cases), "table_vi": table_vi(mortar_cases, verdicts),
-              "table_vii": table_vii(checks), "table_viii": table_viii(checks), "table_ix": table_ix(checks)}
-    if any(c.relation == "METAL" for c in checks):
-        result["uniqueness"] = uniqueness(checks)
-        result["overlap"] = overlap(checks)
+    """Everything ``mortar report`` and the dashboard show for a run: the headline metrics, each method's
+    own tables, and with two or more methods the unique bugs and the overlap of seed questions."""
+    ran = methods_in(cases)
+    result = {"metrics": run_metrics(checks, cases),
+              "tables": [t for m in ran if m.tables for t in m.tables(checks, cases, verdicts)]}
+    if len(ran) >= 2:
+        result["uniqueness"] = uniqueness(checks, ran)
+        result["overlap"] = overlap(checks, ran)
     return result
 
 
 def metric_rows(report: dict) -> list[dict]:
-    """The headline metrics, and with METAL the uniqueness and overlap, as (method, metric, value) rows."""
+    """The headline metrics, and with two or more methods the uniqueness and overlap, as (method, metric, value)
+    rows."""
     rows = [{"method": method, "metric": name, "value": value}
             for method, figures in report["metrics"].items() for name, value in figures.items()]
     for row in report.get("uniqueness", ()):
@@ -188,3 +216,11 @@ def metric_rows(report: dict) -> list[dict]:
     rows += [{"method": part, "metric": "seed_questions_with_bugs", "value": n}
              for part, n in report.get("overlap", {}).items()]
     return rows
+
+
+def method_labels() -> list[str]:
+    """RBT and the report label of every registered method, in registry order."""
+    return [RBT] + [m.label for m in methods().values()]
+
+
+METHODS = method_labels()[1:]  # TODO(labels.py): iterate method_labels() instead, so later registrations count

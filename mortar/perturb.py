@@ -12,17 +12,16 @@ import random
 from dataclasses import dataclass
 
 from mortar.dataset import Seed, TestCase
-
-ORIG = "ORIG"
-PERTURBATIONS = ("DRS", "DRR", "DRD", "DSR", "DSD")
+from mortar.vocab import (DIALOGUE_PERTURBATIONS, DRD, DRR, DRS, DSD, DSR, DUPLICATE_RATIO, ORIG, REDUCE_RATIO,
+                          REDUCING)
 
 
 @dataclass(frozen=True)
 class PerturbationSettings:
-    reduce_ratio: float = 0.3  # share of rounds DRR/DSR drop (paper §IV: 30%)
-    duplicate_ratio: float = 0.2  # share of rounds DRD/DSD repeat (paper §IV: 20%)
+    reduce_ratio: float = REDUCE_RATIO  # share of rounds DRR/DSR drop
+    duplicate_ratio: float = DUPLICATE_RATIO  # share of rounds DRD/DSD repeat
     replicates: int = 1  # test cases per (seed, perturbation)
-    perturbations: tuple[str, ...] = PERTURBATIONS
+    perturbations: tuple[str, ...] = DIALOGUE_PERTURBATIONS
 
 
 def n_reduced(n: int, ratio: float) -> int:
@@ -70,13 +69,13 @@ def dsd(order: tuple[int, ...], rng: random.Random, ratio: float = 0.2) -> tuple
 
 
 def perturb(name: str, order: tuple[int, ...], rng: random.Random, settings: PerturbationSettings) -> tuple[int, ...]:
-    if name == "DRS":
+    if name == DRS:
         return drs(order, rng)
-    if name in ("DRR", "DSR"):
-        return (drr if name == "DRR" else dsr)(order, rng, settings.reduce_ratio)
-    if name in ("DRD", "DSD"):
-        return (drd if name == "DRD" else dsd)(order, rng, settings.duplicate_ratio)
-    raise ValueError(f"unknown perturbation {name!r}; choose from {', '.join(PERTURBATIONS)}")
+    if name in (DRR, DSR):
+        return (drr if name == DRR else dsr)(order, rng, settings.reduce_ratio)
+    if name in (DRD, DSD):
+        return (drd if name == DRD else dsd)(order, rng, settings.duplicate_ratio)
+    raise ValueError(f"unknown perturbation {name!r}; choose from {', '.join(DIALOGUE_PERTURBATIONS)}")
 
 
 def case_rng(run_seed: int, seed_id: str, perturbation: str, replicate: int) -> random.Random:
@@ -85,17 +84,27 @@ def case_rng(run_seed: int, seed_id: str, perturbation: str, replicate: int) -> 
     return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
 
 
-def test_cases_for(seed: Seed, run_seed: int, settings: PerturbationSettings) -> list[TestCase]:
-    """ORIG plus ``replicates`` cases of each perturbation, in a fixed order."""
+def original_case(seed: Seed) -> TestCase:
+    """The seed as it is (ORIG): the test case of reference-based testing."""
+    return TestCase(seed.id, ORIG, 1, tuple(r.turn_id for r in seed.rounds))
+
+
+def perturbed_cases(seed: Seed, run_seed: int, settings: PerturbationSettings) -> list[TestCase]:
+    """``replicates`` cases of each perturbation, in a fixed order."""
     order = tuple(r.turn_id for r in seed.rounds)
-    cases = [TestCase(seed.id, ORIG, 1, order)]
+    cases = []
     for name in settings.perturbations:
-        if name in ("DRR", "DSR") and len(order) < 2:
+        if name in REDUCING and len(order) < 2:
             continue  # nothing can be dropped from a one-round dialogue
         for rep in range(1, settings.replicates + 1):
             new_order = perturb(name, order, case_rng(run_seed, seed.id, name, rep), settings)
             cases.append(TestCase(seed.id, name, rep, new_order))
     return cases
+
+
+def test_cases_for(seed: Seed, run_seed: int, settings: PerturbationSettings) -> list[TestCase]:
+    """ORIG plus ``replicates`` cases of each perturbation, in a fixed order."""
+    return [original_case(seed)] + perturbed_cases(seed, run_seed, settings)
 
 
 test_cases_for.__test__ = False  # not a pytest test

@@ -1,7 +1,7 @@
-"""One MORTAR run end to end, read against the paper:
+"""One run end to end, read against the paper:
 
-    seeds ─► dialogue-level perturbations ─► knowledge graphs + equivalent context check
-          ─► SUT answers (conversation-prefix tree) ─► RBT + MR1–MR4 with the oracle ─► store
+    seeds ─► knowledge graphs ─► ORIG + each method's test cases (MORTAR's with their EC verdicts)
+          ─► SUT answers (conversation-prefix tree) ─► RBT + each method's relations with the oracle ─► store
 
 Every stage writes idempotently under a run id derived from the configuration, so the same
 command gives the same detections, and after a kill it continues where it stopped.
@@ -16,12 +16,14 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from mortar import store
+from mortar.config import RunConfig, make_extractor
 from mortar.context import ECVerdict, check_case
-from mortar.dataset import Dataset, TestCase
+from mortar.dataset import Dataset, TestCase, load_dataset
 from mortar.kg.model import DialogueGraph, ExtractionError
-from mortar.oracle import DEFAULT_ORACLE, default_threshold
-from mortar.metal import MetalSettings, judge_metal, metal_test_cases
-from mortar.perturb import PerturbationSettings, test_cases_for
+from mortar.methods import Made, Making, methods
+from mortar.oracle import Oracle, default_threshold
+from mortar.perturb import PerturbationSettings, original_case
+from mortar.vocab import MORTAR_METHOD
 
 log = logging.getLogger(__name__)
 
@@ -30,25 +32,26 @@ log = logging.getLogger(__name__)
 class Generated:
     run_id: str
     cases: list[TestCase]
-    verdicts: dict[str, list[ECVerdict]]  # test_case_id → verdict per position
+    verdicts: dict[str, list[ECVerdict | None]]  # test_case_id → verdict per position (None: not checked)
     failed_seeds: dict[str, str]  # seed_id → why its knowledge graph could not be extracted
     kg_model: str
+    notes: tuple[str, ...] = ()
 
 
-def make_test_cases(dataset: Dataset, run_seed: int, settings: PerturbationSettings) -> list[TestCase]:
-    return [case for seed in dataset.seeds for case in test_cases_for(seed, run_seed, settings)]
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    metrics: dict
+    failed_seeds: dict[str, str]
+    errored_rounds: int
+    threshold: float
+    notes: tuple[str, ...] = ()
 
 
 def run_id_for(kind: str, dataset: Dataset, run_seed: int, config: dict) -> str:
     """Same dataset, seed and settings give the same run id: re-running resumes, never duplicates."""
     key = json.dumps({"kind": kind, "dataset": dataset.sha256, "seed": run_seed, "config": config}, sort_keys=True)
     return f"{kind[:3]}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
-
-
-def default_extractor():
-    from mortar.kg.spacy_backend import SpacyExtractor
-
-    return SpacyExtractor()
 
 
 def knowledge_graphs(dataset: Dataset, extractor, db=None, progress=None) -> tuple[dict[str, DialogueGraph], dict[str, str]]:
@@ -78,28 +81,45 @@ def knowledge_graphs(dataset: Dataset, extractor, db=None, progress=None) -> tup
     return graphs, failed
 
 
-def generate(dataset: Dataset, run_seed: int, settings: PerturbationSettings, db=None, extractor=None,
-             progress=None, kind: str = "generate", extra_config: dict | None = None) -> Generated:
-    """Perturb every seed, check every perturbed round's context, store it all under a deterministic run id."""
-    extractor = extractor or default_extractor()
-    status = "done" if kind == "generate" else "running"
+def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None, progress=None,
+                    oracle=None) -> tuple[list, list[TestCase], dict, dict[str, str], tuple[str, ...]]:
+    """Seeds → knowledge graphs → ORIG and the chosen methods' test cases, seed by seed in registry order.
+
+    Returns the seeds kept, the test cases, their EC verdicts, the failed seeds and the methods' notes."""
     graphs, failed = knowledge_graphs(dataset, extractor, db, progress)
-    seeds = {s.id: s for s in dataset.seeds}
-    cases = [c for c in make_test_cases(dataset, run_seed, settings) if c.seed_id not in failed]
-    verdicts = {}
-    for c in cases:
-        questions = {r.turn_id: r.question for r in seeds[c.seed_id].rounds}
-        verdicts[c.test_case_id] = check_case(graphs[c.seed_id], c, questions)
-    config = {"perturbations": asdict(settings), "kg": {"backend": extractor.backend, "model": extractor.model},
-              **(extra_config or {})}
-    run_id = run_id_for(kind, dataset, run_seed, config)
+    seeds = [s for s in dataset.seeds if s.id not in failed]
+    making = Making(seeds, config.run_seed, config, graphs, oracle)
+    made: list[Made] = [m.make_cases(making) for name, m in methods().items() if name in config.methods]
+    cases, verdicts = [], {}
+    for seed in seeds:  # ORIG first, then each method's cases: the order the executor's prefix tree grows in
+        orig = original_case(seed)
+        cases.append(orig)
+        # ORIG rounds are equivalent by definition; which checks would pass is kept to show beside the others
+        verdicts[orig.test_case_id] = check_case(graphs[seed.id], orig, {r.turn_id: r.question for r in seed.rounds})
+        cases += [c for m in made for c in m.cases if c.seed_id == seed.id]
+    verdicts.update({k: v for m in made for k, v in m.verdicts.items()})
+    return seeds, cases, verdicts, failed, tuple(n for m in made for n in m.notes)
+
+
+def generate(dataset: Dataset, run_seed: int, settings: PerturbationSettings, db=None, extractor=None,
+             progress=None) -> Generated:
+    """`mortar generate`: MORTAR's test cases with their EC verdicts, stored under a deterministic run id."""
+    config = RunConfig(methods=(MORTAR_METHOD,), run_seed=run_seed, perturbation=settings)
+    extractor = extractor or make_extractor(config.kg_backend)
+    _, cases, verdicts, failed, notes = make_test_cases(dataset, config, db, extractor, progress)
+    key = {"perturbations": asdict(settings), "kg": {"backend": extractor.backend, "model": extractor.model}}
+    run_id = run_id_for("generate", dataset, run_seed, key)
+    _store_run(db, run_id, "generate", dataset, run_seed, {**key, "failed_seeds": failed}, cases, verdicts, "done")
+    return Generated(run_id, cases, verdicts, failed, extractor.model, notes)
+
+
+def _store_run(db, run_id, kind, dataset, run_seed, stored_config, cases, verdicts, status) -> None:
     with store.connect(db) as con:
         con.begin()
         store.write_dataset(con, dataset)
-        store.write_run(con, run_id, kind, dataset, run_seed, {**config, "failed_seeds": failed}, status=status)
+        store.write_run(con, run_id, kind, dataset, run_seed, stored_config, status=status)
         store.write_test_cases(con, run_id, dataset, cases, verdicts)
         con.commit()
-    return Generated(run_id, cases, verdicts, failed, extractor.model)
 
 
 def case_records(dataset: Dataset, generated: Generated) -> list[dict]:
@@ -113,7 +133,8 @@ def case_records(dataset: Dataset, generated: Generated) -> list[dict]:
             "replicate": c.replicate,
             "rounds": [
                 {"position": p, "source_round": src, "question": c.question_at(seeds[c.seed_id], p),
-                 "ec": generated.verdicts[c.test_case_id][p - 1].as_export()}
+                 "ec": generated.verdicts[c.test_case_id][p - 1].as_export() if c.test_case_id in generated.verdicts
+                 else {"equivalent": True, "semantic": None, "ontology": None, "story": None}}
                 for p, src in enumerate(c.source_rounds, start=1)
             ],
         }
@@ -131,98 +152,70 @@ def write_jsonl(records: list[dict], out: str | Path) -> None:
     tmp.replace(out)
 
 
-METHODS = ("mortar", "metal", "both")
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    method: str = "mortar"  # mortar, metal (the single-turn baseline) or both on the same seeds and SUT
-    metal: MetalSettings = MetalSettings()
-    sut: str = "smollm2"
-    run_seed: int = 0
-    perturbation: PerturbationSettings = PerturbationSettings()
-    oracle: str = DEFAULT_ORACLE  # 'cosine' and 'mss' are the paper's oracles (ε = 0.6)
-    threshold: float | None = None  # None: the oracle's own default
-    limit: int | None = None  # only the first N seeds
-
-
-@dataclass(frozen=True)
-class RunResult:
-    run_id: str
-    metrics: dict
-    failed_seeds: dict[str, str]
-    errored_rounds: int
-    threshold: float
-
-
 def limited(dataset: Dataset, limit: int | None) -> Dataset:
     if not limit:
         return dataset
     return Dataset(dataset.path, dataset.sha256, dataset.seeds[:limit])
 
 
-def run(dataset: Dataset, config: RunConfig, db=None, sut=None, extractor=None, progress=None) -> RunResult:
-    """MORTAR on one dataset and SUT: test cases, context check, answers, relations, metrics."""
+def _method_key(names: tuple[str, ...]) -> str:
+    """How the stored configuration names the methods; MORTAR and METAL together keep the name they had
+    before methods were registered ("both"), so the run ids of earlier runs stay valid."""
+    return "both" if set(names) == {"mortar", "metal"} else ",".join(names)
+
+
+def run_key(config: RunConfig, extractor, sut, threshold: float) -> dict:
+    """What the run id is derived from: every setting that can change a test case, an answer or a verdict."""
+    perturbation = config.perturbation if MORTAR_METHOD in config.methods else replace(config.perturbation,
+                                                                                       perturbations=())
+    key = {"perturbations": asdict(perturbation), "kg": {"backend": extractor.backend, "model": extractor.model},
+           "method": _method_key(config.methods), "sut": sut.config(), "sut_fingerprint": sut.fingerprint,
+           "oracle": config.oracle, "threshold": threshold, "limit": config.limit, "versions": versions()}
+    if "metal" in config.methods:
+        key["metal"] = asdict(config.metal)
+    return key
+
+
+def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor=None, progress=None) -> RunResult:
+    """Test one SUT on one dataset with the configured methods: test cases, context check, answers, relations,
+    metrics — all stored under the run id."""
     from mortar.execute import execute
-    from mortar.metrics import run_metrics
-    from mortar.oracle import Oracle
+    from mortar.metrics import metric_rows, report
     from mortar.relations import judge
     from mortar.sut import make_sut
 
-    dataset = limited(dataset, config.limit)
+    dataset = limited(dataset or load_dataset(config.dataset), config.limit)
     sut = sut or make_sut(config.sut)
+    extractor = extractor or make_extractor(config.kg_backend)
     oracle = Oracle(config.oracle)
     threshold = config.threshold if config.threshold is not None else default_threshold(config.oracle)
-    if config.method not in METHODS:
-        raise ValueError(f"unknown method {config.method!r}; choose from {', '.join(METHODS)}")
-    with_metal = config.method in ("metal", "both")
-    perturbation = config.perturbation if config.method != "metal" else replace(config.perturbation, perturbations=())
-    extra = {"method": config.method, "sut": sut.config(), "sut_fingerprint": sut.fingerprint,
-             "oracle": config.oracle, "threshold": threshold, "limit": config.limit, "versions": versions()}
-    if with_metal:
-        extra["metal"] = asdict(config.metal)
-    # 1. seeds → test cases → knowledge graphs → EC verdicts (MORTAR), single-turn perturbations (METAL)
-    gen = generate(dataset, config.run_seed, perturbation, db, extractor, progress, kind="run", extra_config=extra)
-    seeds = [s for s in dataset.seeds if s.id not in gen.failed_seeds]
-    if with_metal:
-        gen = _with_metal_cases(gen, dataset, seeds, config, oracle, db)
+    key = run_key(config, extractor, sut, threshold)
+    run_id = run_id_for("run", dataset, config.run_seed, key)
+    # 1. seeds → knowledge graphs → ORIG and every method's test cases (MORTAR's with their EC verdicts)
+    seeds, cases, verdicts, failed, notes = make_test_cases(dataset, config, db, extractor, progress, oracle)
+    stored = {**key, "failed_seeds": failed, "run_config": config.to_json()}
+    _store_run(db, run_id, "run", dataset, config.run_seed, stored, cases, verdicts, "running")
     try:
         # 2. the SUT answers every round; answers are stored as they come and read back on a re-run
-        answers = execute(seeds, gen.cases, sut, db=db, progress=_stage(progress, "answering"))
-        # 3. reference-based testing and the four metamorphic relations
+        answers = execute(seeds, cases, sut, db=db, progress=_stage(progress, "answering"))
+        # 3. reference-based testing and every method's relations
         if progress:
             progress(0, 1, {"stage": "judging"})
-        checks = judge(seeds, gen.cases, gen.verdicts, answers, oracle, threshold)
-        if with_metal:
-            checks += judge_metal(seeds, gen.cases, answers, oracle, threshold,
-                                  [c for c in checks if c.relation == "RBT"])
+        checks = judge(seeds, cases, verdicts, answers, oracle, threshold)
     except BaseException:
         with store.connect(db) as con:
-            store.write_run_status(con, gen.run_id, "interrupted")
+            store.write_run_status(con, run_id, "interrupted")
         raise
+    figures = report(checks, cases, verdicts)
     with store.connect(db) as con:
         con.begin()
-        store.write_outputs(con, gen.run_id, _round_rows(gen.cases, answers, checks))
-        store.write_checks(con, gen.run_id, checks)
-        store.write_run_status(con, gen.run_id, "done")
+        store.write_outputs(con, run_id, _round_rows(cases, answers, checks))
+        store.write_checks(con, run_id, checks)
+        store.write_run_metrics(con, run_id, metric_rows(figures))
+        store.write_run_status(con, run_id, "done")
         con.commit()
     errored = sum(a.text is None for a in answers.values())
-    return RunResult(gen.run_id, run_metrics(checks, gen.cases), gen.failed_seeds, errored, threshold)
-
-
-def _with_metal_cases(gen: Generated, dataset: Dataset, seeds, config: RunConfig, oracle, db) -> Generated:
-    """Add the baseline's test cases (all rounds keep their seed context, so all are context-equivalent)."""
-    from mortar.nlp import load_nlp
-
-    cases, reverted = metal_test_cases(seeds, config.run_seed, config.metal, load_nlp().nlp, oracle)
-    log.info("METAL: %d test cases, %d perturbed questions reverted (cosine < 0.8)", len(cases), reverted)
-    verdicts = {c.test_case_id: [ECVerdict(True, False, True, False, frozenset(), frozenset(), None)]
-                * len(c.source_rounds) for c in cases}
-    with store.connect(db) as con:
-        con.begin()
-        store.write_test_cases(con, gen.run_id, dataset, cases, verdicts)
-        con.commit()
-    return replace(gen, cases=gen.cases + cases, verdicts={**gen.verdicts, **verdicts})
+    return RunResult(run_id, figures["metrics"], failed, errored, threshold, notes)
 
 
 def _stage(progress, stage: str):
@@ -232,7 +225,8 @@ def _stage(progress, stage: str):
 
 
 def _round_rows(cases, answers, checks) -> list[dict]:
-    per_round = {(c.test_case_ids[0], c.positions[0]): c for c in checks if c.relation in ("RBT", "MR1", "MR2")}
+    """Per asked round: the output, and the reference and similarity of the check made on that one round."""
+    per_round = {(c.test_case_ids[0], c.positions[0]): c for c in checks if len(c.test_case_ids) == 1}
     rows = []
     for case in cases:
         for pos in range(1, len(case.source_rounds) + 1):

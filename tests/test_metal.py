@@ -8,11 +8,11 @@ import pytest
 from mortar import labels, store
 from mortar.cli import main
 from mortar.dataset import Round, Seed, load_dataset
-from mortar.metal import (MetalSettings, Word, add_random_word, convert_to_leet, introduce_typos, judge_metal,
-                          metal_test_cases, synonym_replacement)
+from mortar.methods.metal import (MetalSettings, Word, add_random_word, convert_to_leet, introduce_typos,
+                                  metal_test_cases, synonym_replacement)
 from mortar.nlp import load_nlp
 from mortar.oracle import Oracle
-from mortar.relations import Check
+from mortar.relations import judge
 from mortar.run import RunConfig, run
 from mortar.wordnet import synonyms
 from tests.conftest import SAMPLE
@@ -66,26 +66,33 @@ def test_meaning_changing_perturbations_are_reverted():
 
 def test_unknown_gold_expects_unknown_and_levels_follow_rbt():
     class Exact:
-        def similarity(self, a, b, question=None):
-            return float(a.lower() == b.lower())
+        def prepare(self, texts):
+            pass
+
+        def similarity(self, question, reference, candidate):
+            return float(reference.lower() == candidate.lower())
 
     from mortar.dataset import TestCase
     from mortar.execute import Answer
+    from mortar.perturb import original_case
 
     cases = [TestCase("k", "TYPO", j, tuple(range(1, j + 1)), replaced=((j, "Whree ...?"),)) for j in (1, 2, 3)]
-
     outputs = {(c.test_case_id, len(c.source_rounds)): Answer({1: "Tom", 2: "the beach", 3: "Unknown"}[c.source_rounds[-1]])
                for c in cases}
-    rbt = [Check("RBT/k/ORIG/1/2", "RBT", "k", 2, ("ORIG",), ("k/ORIG/1",), (2,), "x", "Crow Hill", 0.0, True, True)]
-    checks = {c.source_round: c for c in judge_metal([SEED], cases, outputs, Exact(), 0.6, rbt)}
-    assert checks[3].text_b == "Unknown" and not checks[3].violated
-    assert checks[2].violated and checks[2].bug_level == "L1"
-    assert not checks[1].violated
+    orig = original_case(SEED)  # RBT: round 2 answered wrongly
+    outputs.update({(orig.test_case_id, p): Answer(a) for p, a in ((1, "Tom"), (2, "x"), (3, "Unknown"))})
+    checks = judge([SEED], [orig, *cases], {}, outputs, Exact(), 0.6)
+    assert {c.relation for c in checks} == {"RBT", "METAL"}
+    metal = {c.source_round: c for c in checks if c.relation == "METAL"}
+    assert metal[3].text_b == "Unknown" and not metal[3].violated
+    assert metal[2].violated and metal[2].bug_level == "L1"
+    assert not metal[1].violated
+    assert all(c.ec_equivalent is None for c in metal.values())  # no context check applies to METAL
 
 
 def test_run_with_both_methods_reports_them_side_by_side(tmp_path, capsys):
     db = tmp_path / "both.duckdb"
-    result = run(load_dataset(SAMPLE), RunConfig(method="both", sut="scripted", limit=2), db=db, sut=ScriptedSUT())
+    result = run(load_dataset(SAMPLE), RunConfig(methods="mortar,metal", sut="scripted", limit=2), db=db, sut=ScriptedSUT())
     assert result.metrics["METAL"]["test_cases"] > 0 and result.metrics["MT"]["test_cases"] > 0
     assert main(["report", result.run_id, "--db", str(db)]) == 0
     out = capsys.readouterr().out

@@ -2,7 +2,7 @@
 
 import pytest
 
-from mortar.oracle import DEFAULT_THRESHOLDS, ORACLES, Oracle, Verdict, default_threshold
+from mortar.oracle import ORACLES, Oracle, Verdict, default_threshold
 
 
 @pytest.fixture(scope="module")
@@ -97,13 +97,13 @@ def test_one_by_one_equals_batch(oracle, verdicts):
 
 def test_oracle_interface(oracle):
     assert "answer" in ORACLES and default_threshold("answer") == 0.5 == oracle.threshold
-    assert default_threshold("cosine") == default_threshold("mss") == 0.6 == DEFAULT_THRESHOLDS["cosine"]
+    assert default_threshold("cosine") == default_threshold("mss") == 0.6
     oracle.prepare(["No, she didn't.", "no"], questions=["Did she open it?"])
-    # similarity(output, reference) as the relations call it; the question is optional
-    with_q = oracle.similarity("No, she didn't.", "no", question="Did she open it?")
-    without_q = oracle.similarity("No, she didn't.", "no")
+    # one argument order everywhere: (question, reference, candidate); the question may be None
+    with_q = oracle.similarity("Did she open it?", "no", "No, she didn't.")
+    without_q = oracle.similarity(None, "no", "No, she didn't.")
     assert 0.5 <= with_q <= 1 and 0.5 <= without_q <= 1
-    assert 0 <= oracle.similarity("It was blue.", "red") < 0.5
+    assert 0 <= oracle.similarity(None, "red", "It was blue.") < 0.5
     verdict = oracle.judge("Did she open it?", "no", "Yes.")
     assert isinstance(verdict, Verdict) and not verdict.passed and verdict.reason
     # a stricter threshold changes the decision, not the score
@@ -112,14 +112,14 @@ def test_oracle_interface(oracle):
                                                                "on the shore").score
     # agreement of two outputs is symmetric (MR3/MR4 compare outputs, neither is a reference)
     a, b = "They studied 26 birds.", "twenty-six"
-    assert oracle.agreement(a, b) == oracle.agreement(b, a)
+    assert oracle.agreement(None, a, b) == oracle.agreement(None, b, a)
 
 
 def test_paper_oracles_unchanged():
     cosine = Oracle("cosine")
     a, b = "a red kite", "the kite was red"
-    assert cosine.similarity(a, b) == pytest.approx(cosine.embeddings.cosine(a, b))
+    assert cosine.similarity(None, b, a) == pytest.approx(cosine.embeddings.cosine(a, b))
     verdict = cosine.judge("What kite?", b, a)
-    assert verdict.score == pytest.approx(cosine.similarity(a, b)) and verdict.passed == (verdict.score >= 0.6)
+    assert verdict.score == pytest.approx(cosine.similarity("What kite?", b, a)) and verdict.passed == (verdict.score >= 0.6)
     with pytest.raises(ValueError):
         Oracle("llm-judge")

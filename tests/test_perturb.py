@@ -7,7 +7,8 @@ from collections import Counter
 from hypothesis import given, strategies as st
 
 from mortar.dataset import Round, Seed
-from mortar.perturb import (PERTURBATIONS, PerturbationSettings, case_rng, drd, drr, drs, dsd, dsr, n_duplicated,
+from mortar.vocab import DIALOGUE_PERTURBATIONS as PERTURBATIONS
+from mortar.perturb import (PerturbationSettings, case_rng, drd, drr, drs, dsd, dsr, n_duplicated,
                             n_reduced, test_cases_for)
 
 orders = st.integers(min_value=2, max_value=30).map(lambda n: tuple(range(1, n + 1)))

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from mortar.dataset import Seed
 
 
 @dataclass(frozen=True)
@@ -105,3 +109,23 @@ class DialogueGraph:
 
 class ExtractionError(RuntimeError):
     """Extraction of a seed failed for good (after retries); the seed is recorded as failed."""
+
+
+class Extractor(Protocol):
+    """The interface both knowledge-graph backends (spaCy, LLM) implement."""
+
+    backend: str  # 'spacy' or 'llm'
+
+    @property
+    def model(self) -> str:
+        """The pipeline or LLM that extracts: the cache key of the graphs, stored with the run."""
+
+    def extract(self, seed: Seed) -> DialogueGraph:
+        """The seed's graph; raises ExtractionError when this seed cannot be extracted."""
+
+    def extract_many(self, seeds: list[Seed], progress=None) -> list[DialogueGraph | ExtractionError]:
+        """One result per seed, in order: its graph, or the ExtractionError that says why it failed (the run
+        records the seed as failed). ``progress(done, total, info)`` after each seed."""
+
+    def close(self) -> None:
+        """Let go of what it holds (an HTTP client)."""

@@ -17,7 +17,7 @@ from coreferee.data_model import Mention
 from spacy.tokens import Doc, Span, Token
 
 from mortar.dataset import Seed
-from mortar.kg.model import DialogueGraph, Entity, Graph, Relation, RoundGraph
+from mortar.kg.model import DialogueGraph, Entity, ExtractionError, Graph, Relation, RoundGraph
 from mortar.nlp import NLP, load_nlp
 
 log = logging.getLogger(__name__)
@@ -59,10 +59,18 @@ class SpacyExtractor:
     def model(self) -> str:
         return self.nlp.description
 
-    def extract(self, seed: Seed) -> DialogueGraph:
-        return self.extract_many([seed])[0]
+    def close(self) -> None:
+        pass  # the spaCy pipeline is shared (load_nlp) and stays loaded
 
-    def extract_many(self, seeds: list[Seed], progress=None) -> list[DialogueGraph]:
+    def extract(self, seed: Seed) -> DialogueGraph:
+        result = self.extract_many([seed])[0]
+        if isinstance(result, ExtractionError):
+            raise result
+        return result
+
+    def extract_many(self, seeds: list[Seed], progress=None) -> list[DialogueGraph | ExtractionError]:
+        """One result per seed, as the LLM backend returns them (this backend has no failure of its own:
+        an exception here is a bug and propagates)."""
         texts = []
         for seed in seeds:
             texts.append(seed.story)
@@ -76,7 +84,7 @@ class SpacyExtractor:
             pairs = [(next(docs), next(docs)) for _ in seed.rounds]
             graphs.append(_SeedExtraction(self.nlp, seed, story, pairs).build(self.backend, self.model))
             if progress:
-                progress(n, len(seeds), {"stage": "knowledge graph", "seed": seed.id})
+                progress(n, len(seeds), {"stage": "knowledge graph", "seed": seed.id, "failed": False})
         return graphs
 
 

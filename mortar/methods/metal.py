@@ -1,26 +1,29 @@
-"""The single-turn baseline of the paper: METAL's four most effective perturbations, one round at a time.
+"""METAL, the single-turn baseline of the paper: its four most effective perturbations, one round at a time.
 
 For round j of a seed, the test case is the seed's rounds 1…j with question j perturbed; the SUT
 answers the earlier rounds as in the seed (shared with RBT by the prefix tree) and then the
 perturbed question. Its relation: the answer must stay similar (ε) to the reference answer; a
 question whose gold answer is "unknown" expects "Unknown". A perturbed question whose embedding
 cosine to the original falls below 0.8 changed its meaning and is reverted (no test case).
+Every round keeps its seed context, so no context check applies: its rounds carry no EC verdict.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 from dataclasses import dataclass
 
 from mortar.dataset import Seed, TestCase
+from mortar.methods import Made, Making, TestMethod, register_method
 from mortar.perturb import case_rng
-from mortar.relations import Check
+from mortar.relations import DIRECTION, Check, Judging, Relation, register_relation
+from mortar.vocab import (ADD, LEET, METAL, METAL_METHOD, METAL_RATE, METAL_REVERT_BELOW, QUESTION_PERTURBATIONS,
+                          SYN, TYPO)
 from mortar.wordnet import synonyms
 
-METAL_PERTURBATIONS = ("SYN", "ADD", "TYPO", "LEET")  # synonym, add random word, typos, leet
-METAL = "METAL"
-REVERT_BELOW = 0.8  # the semantics-preserving constraint
-LEET = {"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7", "l": "1", "g": "9", "b": "8"}
+log = logging.getLogger(__name__)
+LEET_DIGITS = {"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7", "l": "1", "g": "9", "b": "8"}
 CONTENT = ("NOUN", "VERB", "ADJ", "ADV")
 
 
@@ -36,8 +39,8 @@ class Word:
 
 @dataclass(frozen=True)
 class MetalSettings:
-    rate: float = 0.2  # share of the question's eligible words (characters for leet) that are changed
-    perturbations: tuple[str, ...] = METAL_PERTURBATIONS
+    rate: float = METAL_RATE  # share of the question's eligible words (characters for leet) that are changed
+    perturbations: tuple[str, ...] = QUESTION_PERTURBATIONS
 
 
 def _join(words: list[Word]) -> str:
@@ -84,14 +87,14 @@ def introduce_typos(words: list[Word], rng: random.Random, rate: float) -> str:
 def convert_to_leet(words: list[Word], rng: random.Random, rate: float) -> str:
     """Write some letters as look-alike digits."""
     text = _join(words)
-    positions = [i for i, ch in enumerate(text) if ch.lower() in LEET]
+    positions = [i for i, ch in enumerate(text) if ch.lower() in LEET_DIGITS]
     chars = list(text)
     for i in rng.sample(positions, _count(len(positions), rate)):
-        chars[i] = LEET[chars[i].lower()]
+        chars[i] = LEET_DIGITS[chars[i].lower()]
     return "".join(chars)
 
 
-PERTURB = {"SYN": synonym_replacement, "ADD": add_random_word, "TYPO": introduce_typos, "LEET": convert_to_leet}
+PERTURB = {SYN: synonym_replacement, ADD: add_random_word, TYPO: introduce_typos, LEET: convert_to_leet}
 
 
 def parse_questions(seeds: list[Seed], nlp) -> dict[tuple[str, int], list[Word]]:
@@ -110,42 +113,50 @@ def metal_test_cases(seeds: list[Seed], run_seed: int, settings: MetalSettings, 
         order = tuple(r.turn_id for r in seed.rounds)
         for j, r in enumerate(seed.rounds):
             for name in settings.perturbations:
-                rng = case_rng(run_seed, seed.id, f"METAL-{name}", r.turn_id)
+                rng = case_rng(run_seed, seed.id, f"{METAL}-{name}", r.turn_id)
                 new = PERTURB[name](parsed[(seed.id, r.turn_id)], rng, settings.rate)
                 proposals.append((seed.id, name, r.turn_id, order[:j + 1], r.question, new))
     oracle.prepare([p[4] for p in proposals] + [p[5] for p in proposals])
     cases, reverted = [], 0
     for seed_id, name, turn, prefix, original, new in proposals:
-        if new == original or oracle.embeddings.cosine(original, new) < REVERT_BELOW:
+        if new == original or oracle.embeddings.cosine(original, new) < METAL_REVERT_BELOW:
             reverted += 1
             continue
         cases.append(TestCase(seed_id, name, turn, prefix, replaced=((len(prefix), new),)))
     return cases, reverted
 
 
-def judge_metal(seeds: list[Seed], cases: list[TestCase], outputs: dict, oracle, threshold: float,
-                rbt_checks: list[Check]) -> list[Check]:
-    """The baseline's relation on the last round of every METAL test case, with RBT bug levels."""
-    from mortar.relations import with_levels
+def make_cases(making: Making) -> Made:
+    from mortar.nlp import load_nlp
 
-    by_id = {s.id: s for s in seeds}
+    settings = making.config.metal
+    cases, reverted = metal_test_cases(making.seeds, making.run_seed, settings, load_nlp().nlp, making.oracle)
+    note = f"METAL: {len(cases)} test cases, {reverted} perturbed questions reverted (cosine < {METAL_REVERT_BELOW})"
+    log.info(note)
+    return Made(cases, notes=(note,))
+
+
+def metal_relation(j: Judging) -> list[Check]:
+    """The answer to the perturbed last question still matches the reference ("Unknown" for an unknown gold)."""
     checks = []
-    for case in cases:
-        if case.perturbation not in METAL_PERTURBATIONS:
+    for case in j.cases:
+        pos, source = len(case.source_rounds), case.source_rounds[-1]
+        out, gold = j.answer(case, pos), j.seed.round(source).answer
+        if out is None or gold is None:
             continue
-        seed, pos = by_id[case.seed_id], len(case.source_rounds)
-        source = case.source_rounds[-1]
-        out, gold = outputs.get((case.test_case_id, pos)), seed.round(source).answer
-        if out is None or out.text is None or gold is None:
-            continue
-        reference = "Unknown" if seed.round(source).is_unknown else gold
-        sim = oracle.similarity(out.text, reference, question=seed.round(source).question)
-        checks.append(Check(f"{METAL}/{case.test_case_id}", METAL, seed.id, source, (case.perturbation,),
-                            (case.test_case_id,), (pos,), out.text, reference, sim, True, sim < threshold))
-    levels = []
-    for seed in seeds:
-        rbt = [c for c in rbt_checks if c.seed_id == seed.id]
-        mine = [c for c in checks if c.seed_id == seed.id]
-        levels += with_levels(mine, {c.source_round for c in rbt if c.violated}, any(c.violated for c in rbt))
-    return levels
+        reference = "Unknown" if j.seed.round(source).is_unknown else gold
+        sim = j.oracle.similarity(j.question(source), reference, out)
+        checks.append(Check(f"{METAL}/{case.test_case_id}", METAL, j.seed.id, source, (case.perturbation,),
+                            (case.test_case_id,), (pos,), out, reference, sim, None, sim < j.threshold))
+    return checks
 
+
+register_relation(Relation(
+    METAL, METAL, DIRECTION, "METAL, the single-turn baseline: one question perturbed (synonym, added word, typos, "
+    "leet); the answer should stay similar to the reference.", metal_relation))
+
+register_method(TestMethod(
+    name=METAL_METHOD, label=METAL, perturbations=QUESTION_PERTURBATIONS, relations=(METAL,),
+    text="METAL, the single-turn baseline: one question at a time perturbed by synonyms, an added word, typos or "
+         "leet, reverted when its meaning drifts (embedding cosine < 0.8).",
+    make_cases=make_cases))

