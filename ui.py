@@ -1,7 +1,7 @@
 """Shared pieces of the dashboard pages: what the numbers mean, store reads, run pickers, job progress,
-the inspector's queries and the knowledge-graph figure.
+the runs overview and the knowledge-graph figure.
 
-Every read opens the store, reads, and closes it again (through ``mortar.labels.session``), so a run
+Every read opens the store, reads, and closes it again (through ``mortar.store.session``), so a run
 in the background can write between two page renders. Dataset and SUT text is shown with ``st.text``,
 ``st.dataframe`` or escaped markdown, never as HTML.
 """
@@ -18,8 +18,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from mortar import jobs, labels, store
+from mortar import jobs, labels, metrics, store
 from mortar.kg.model import DialogueGraph
+from mortar.vocab import L1, L2, L3, LEVELS, METAL, MT, RBT
 
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT / "data"
@@ -82,9 +83,9 @@ def read(fn, *args, **kwargs):
     """Open the store read-only, call ``fn(con, …)``, close it. While a background run holds the store's file
     for longer than READ_WAIT_S, say so and stop this page (or fragment) until the next rerun."""
     try:
-        with labels.session(read_only=True, wait_s=READ_WAIT_S) as con:
+        with store.session(read_only=True, wait_s=READ_WAIT_S) as con:
             return fn(con, *args, **kwargs)
-    except labels.StoreBusy:
+    except store.StoreBusy:
         st.warning("The store is busy: a run in the background is writing to it. This view comes back as soon "
                    "as it lets go (refresh the page).", icon=":material/hourglass_top:")
         st.stop()
@@ -93,9 +94,9 @@ def read(fn, *args, **kwargs):
 def try_read(fn, *args, **kwargs):
     """Like :func:`read`, but None while a background run holds the store."""
     try:
-        with labels.session(read_only=True, wait_s=READ_WAIT_S) as con:
+        with store.session(read_only=True, wait_s=READ_WAIT_S) as con:
             return fn(con, *args, **kwargs)
-    except labels.StoreBusy:
+    except store.StoreBusy:
         return None
 
 
@@ -109,46 +110,65 @@ def fmt(value, digits: int = 3) -> str:
 
 # -- runs ------------------------------------------------------------------------------------------
 
-RUNS_OVERVIEW = """
-    WITH tc AS (SELECT run_id, count(*) AS n_cases, count(*) FILTER (WHERE perturbation = 'ORIG') AS orig_cases,
-                       count(*) FILTER (WHERE perturbation IN ('DRS', 'DRR', 'DRD', 'DSR', 'DSD')) AS perturbed_cases
-                FROM test_cases GROUP BY run_id),
-         ck AS (SELECT run_id,
-                       count(*) FILTER (WHERE relation = 'RBT') AS rbt_checks,
-                       count(*) FILTER (WHERE relation = 'RBT' AND violated) AS rbt_bugs,
-                       count(*) FILTER (WHERE relation IN ('MR1', 'MR2', 'MR3', 'MR4')) AS mt_checks,
-                       count(*) FILTER (WHERE relation IN ('MR1', 'MR2', 'MR3', 'MR4') AND violated) AS mt_bugs,
-                       count(*) FILTER (WHERE relation = 'METAL' AND violated) AS metal_bugs,
-                       count(*) FILTER (WHERE relation IN ('MR1', 'MR2', 'MR3', 'MR4') AND violated
-                                          AND bug_level = 'L1') AS l1,
-                       count(*) FILTER (WHERE relation IN ('MR1', 'MR2', 'MR3', 'MR4') AND violated
-                                          AND bug_level = 'L2') AS l2,
-                       count(*) FILTER (WHERE relation IN ('MR1', 'MR2', 'MR3', 'MR4') AND violated
-                                          AND bug_level = 'L3') AS l3,
-                       count(*) AS n_checks
-                FROM checks GROUP BY run_id)
-    SELECT r.run_id, r.kind, coalesce(json_extract_string(r.config, '$.sut.model'), '–') AS sut,
-           d.name AS dataset, r.status, r.created_at,
-           coalesce(tc.n_cases, 0) AS test_cases,
-           ck.rbt_bugs AS "RBT NBugs", ck.mt_bugs AS "MT NBugs",
-           ck.rbt_bugs / nullif(tc.orig_cases, 0) AS "RBT BPTC", ck.mt_bugs / nullif(tc.perturbed_cases, 0) AS "MT BPTC",
-           ck.rbt_bugs / nullif(ck.rbt_checks, 0) AS "RBT Rate+", ck.mt_bugs / nullif(ck.mt_checks, 0) AS "MT Rate+",
-           ck.l1 AS L1, ck.l2 AS L2, ck.l3 AS L3, ck.metal_bugs AS "METAL NBugs", coalesce(ck.n_checks, 0) AS checks,
-           json_extract_string(r.config, '$.oracle') AS oracle, json_extract(r.config, '$.threshold') AS threshold
-    FROM runs r LEFT JOIN datasets d ON d.dataset_id = r.dataset_id
-    LEFT JOIN tc ON tc.run_id = r.run_id LEFT JOIN ck ON ck.run_id = r.run_id
-    ORDER BY r.created_at DESC, r.run_id
-"""
+# The runs overview's metric columns → (method, metric) in ``metrics.run_metrics``.
+METRIC_COLUMNS = {
+    f"{RBT} NBugs": (RBT, "NBugs"), f"{MT} NBugs": (MT, "NBugs"),
+    f"{RBT} BPTC": (RBT, "BPTC"), f"{MT} BPTC": (MT, "BPTC"),
+    f"{RBT} Rate+": (RBT, "Rate+"), f"{MT} Rate+": (MT, "Rate+"),
+    **{level: (MT, level) for level in LEVELS},
+    f"{METAL} NBugs": (METAL, "NBugs"),
+}
+COUNT_COLUMNS = (f"{RBT} NBugs", f"{MT} NBugs", L1, L2, L3, f"{METAL} NBugs")
+NO_SUT = "–"  # the SUT column of a generation (test cases only, no SUT)
+
+
+def stored_metrics(con) -> dict[str, dict[str, dict[str, float]]]:
+    """The metrics runs stored when they finished: run_id → method → metric → value."""
+    nested: dict[str, dict[str, dict[str, float]]] = {}
+    for run_id, method, metric, value in store.read_run_metrics(con).itertuples(index=False):
+        nested.setdefault(run_id, {}).setdefault(method, {})[metric] = value
+    return nested
+
+
+def run_figures(con, run_id: str, stored: dict) -> dict:
+    """A run's headline metrics: as it stored them, else computed from its checks by ``metrics.run_metrics``."""
+    if run_id in stored:
+        return stored[run_id]
+    cases, _ = store.read_cases_and_verdicts(con, run_id)
+    return metrics.run_metrics(store.read_checks(con, run_id), cases)
 
 
 def runs_overview(con) -> pd.DataFrame:
     """Every run with its SUT, dataset, status and headline metrics; PPD where detections are labelled."""
-    runs = con.execute(RUNS_OVERVIEW).df()
-    ppd = labels.ppd_by_run(con)
-    runs = runs.merge(ppd[["run_id", "PPD", "labelled"]], on="run_id", how="left")
-    runs["labelled"] = runs["labelled"].fillna(0).astype(int)
-    runs["threshold"] = pd.to_numeric(runs["threshold"], errors="coerce")
-    return runs
+    runs = store.read_runs(con)
+    configs = store.stored_configs(con)
+    stored = stored_metrics(con)
+    rows = []
+    for run in runs.to_dict("records"):
+        config = configs.get(run["run_id"], store.StoredConfig())
+        figures = run_figures(con, run["run_id"], stored) if run["checks"] else {}
+        row = {"run_id": run["run_id"], "kind": run["kind"],
+               "sut": NO_SUT if config.sut_model is None else config.sut_model,
+               "dataset": run["dataset"], "status": run["status"], "created_at": run["created_at"],
+               "test_cases": run["test_cases"]}
+        row.update({column: figures.get(method, {}).get(metric) for column, (method, metric) in METRIC_COLUMNS.items()})
+        if figures:  # a method that did not run in a judged run found no bug (as the overview counted before)
+            row.update({column: 0 for column in COUNT_COLUMNS if row[column] is None})
+        row.update(checks=run["checks"], oracle=config.oracle, threshold=config.threshold)
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=["run_id", "kind", "sut", "dataset", "status", "created_at", "test_cases",
+                                        *METRIC_COLUMNS, "checks", "oracle", "threshold"])
+    for column in COUNT_COLUMNS:
+        frame[column] = frame[column].astype("Int64")
+    for column in ("test_cases", "checks"):
+        frame[column] = frame[column].astype("int64")
+    for column in [c for c in METRIC_COLUMNS if c not in COUNT_COLUMNS] + ["threshold"]:
+        frame[column] = frame[column].astype("float64")
+    frame["created_at"] = runs["created_at"]  # keeps the store's datetime type on an empty store too
+    ppd = store.ppd_by_run(con)
+    frame = frame.merge(ppd[["run_id", "PPD", "labelled"]], on="run_id", how="left")
+    frame["labelled"] = frame["labelled"].fillna(0).astype(int)
+    return frame
 
 
 def run_label(row) -> str:
@@ -246,19 +266,19 @@ def render_job(row, key_prefix: str = "job") -> None:
             if state in ("queued", "running"):
                 if st.button("Cancel", key=f"{key_prefix}-cancel-{row['job_id']}",
                              help="Stop the run; what it stored stays, and Resume continues from there."):
-                    with labels._lock:
+                    with store.process_lock:
                         jobs.cancel(row["job_id"])
                     st.rerun()
             elif state in ("cancelled", "failed", "stopped"):
                 if st.button("Resume", key=f"{key_prefix}-resume-{row['job_id']}",
                              help="Start the same run again: stored answers are reused, so it continues."):
-                    with labels._lock:
+                    with store.process_lock:
                         jobs.resume(row["job_id"])
                     st.rerun()
 
 
 def start_job(args: dict) -> str:
-    with labels._lock:
+    with store.process_lock:
         return jobs.start(args)
 
 
@@ -312,83 +332,7 @@ def env_status(names) -> dict[str, bool]:
     return {n: bool(os.environ.get(n)) for n in names}
 
 
-# -- the inspector's reads ---------------------------------------------------------------------------
-
-def detection(con, run_id: str, detection_id: str) -> dict | None:
-    row = con.execute("SELECT * FROM detections WHERE run_id = ? AND detection_id = ?", [run_id, detection_id]).df()
-    if row.empty:
-        return None
-    d = row.iloc[0].to_dict()
-    for k in ("perturbations", "test_case_ids", "positions"):
-        d[k] = json.loads(d[k])
-    return d
-
-
-def case_rounds(con, run_id: str, test_case_id: str) -> pd.DataFrame:
-    """Every round of a test case: the question, the SUT's answer, the reference, similarity and EC verdict."""
-    frame = con.execute("""
-        SELECT r.position, r.source_round, r.question, o.output AS sut_answer, sr.answer AS gold_answer,
-               o.reference, o.similarity, o.error, r.ec_equivalent, r.ec_semantic, r.ec_ontology, r.ec_story,
-               r.ec_needed, r.ec_missing, r.ec_follows_ok
-        FROM test_case_rounds r
-        JOIN test_cases t ON t.run_id = r.run_id AND t.test_case_id = r.test_case_id
-        JOIN runs ru ON ru.run_id = r.run_id
-        LEFT JOIN run_rounds o ON o.run_id = r.run_id AND o.test_case_id = r.test_case_id AND o.position = r.position
-        LEFT JOIN seed_rounds sr ON sr.dataset_id = ru.dataset_id AND sr.seed_id = t.seed_id
-                                AND sr.turn_id = r.source_round
-        WHERE r.run_id = ? AND r.test_case_id = ? ORDER BY r.position""", [run_id, test_case_id]).df()
-    for k in ("ec_needed", "ec_missing"):
-        frame[k] = [json.loads(v) if isinstance(v, str) else [] for v in frame[k]]
-    return frame
-
-
-def test_case(con, run_id: str, test_case_id: str) -> dict | None:
-    row = con.execute("SELECT seed_id, perturbation, replicate FROM test_cases WHERE run_id = ? AND test_case_id = ?",
-                      [run_id, test_case_id]).fetchone()
-    return None if row is None else dict(seed_id=row[0], perturbation=row[1], replicate=row[2])
-
-
-def original_case_id(con, run_id: str, seed_id: str) -> str | None:
-    row = con.execute("SELECT test_case_id FROM test_cases WHERE run_id = ? AND seed_id = ? AND perturbation = 'ORIG' "
-                      "ORDER BY replicate LIMIT 1", [run_id, seed_id]).fetchone()
-    return row[0] if row else None
-
-
-def story(con, run_id: str, seed_id: str) -> str:
-    row = con.execute("SELECT s.story FROM seeds s JOIN runs r ON r.dataset_id = s.dataset_id "
-                      "WHERE r.run_id = ? AND s.seed_id = ?", [run_id, seed_id]).fetchone()
-    return row[0] if row else ""
-
-
-def seed_graph(con, run_id: str, seed_id: str) -> tuple[DialogueGraph | None, str | None]:
-    """The seed's knowledge graph as the run's context check used it, or (None, why not)."""
-    row = con.execute("""
-        SELECT k.status, k.graph, k.error FROM kg_extractions k JOIN runs r ON r.dataset_id = k.dataset_id
-        WHERE r.run_id = ? AND k.seed_id = ? AND k.backend = json_extract_string(r.config, '$.kg.backend')
-          AND k.model = json_extract_string(r.config, '$.kg.model')""", [run_id, seed_id]).fetchone()
-    if row is None:
-        return None, "no knowledge graph is stored for this seed"
-    status, graph, error = row
-    if status != "ok" or not graph:
-        return None, f"extraction failed: {error}"
-    return DialogueGraph.from_json(graph), None
-
-
-def versions(con, run_id: str, det: dict) -> pd.DataFrame:
-    """MR3/MR4: every version of the question in the group, with its answer and EC verdict."""
-    rows = []
-    for tc, pos in zip(det["test_case_ids"], det["positions"]):
-        row = con.execute("""
-            SELECT t.perturbation, r.question, o.output, r.ec_equivalent
-            FROM test_case_rounds r JOIN test_cases t ON t.run_id = r.run_id AND t.test_case_id = r.test_case_id
-            LEFT JOIN run_rounds o ON o.run_id = r.run_id AND o.test_case_id = r.test_case_id AND o.position = r.position
-            WHERE r.run_id = ? AND r.test_case_id = ? AND r.position = ?""", [run_id, tc, pos]).fetchone()
-        if row:
-            rows.append({"test_case": tc, "perturbation": row[0], "position": pos, "question": row[1],
-                         "sut_answer": row[2], "EC": "equivalent" if row[3] else "not equivalent",
-                         "compared": row[2] in (det["text_a"], det["text_b"])})
-    return pd.DataFrame(rows)
-
+# -- the inspector's views ---------------------------------------------------------------------------
 
 def context_before(dg: DialogueGraph, rounds: pd.DataFrame, position: int) -> set[str]:
     """Entities the perturbed context has accumulated before ``position``, as the EC check accumulates them:
@@ -546,7 +490,7 @@ def annotator_box(key: str) -> str | None:
 def label_form(run_id: str, detection_id: str, key: str) -> bool:
     """Score one detection (Enter submits); True when a label was saved in this run of the page."""
     name = st.session_state["annotator"]
-    prev = read(labels.label_of, run_id, detection_id, name)
+    prev = read(store.label_of, run_id, detection_id, name)
     with st.form(f"{key}-{run_id}-{detection_id}", border=True):
         c1, c2 = st.columns([1, 3])
         score = c1.number_input("Score (0–10)", min_value=0, max_value=10, step=1,
@@ -563,7 +507,7 @@ def label_form(run_id: str, detection_id: str, key: str) -> bool:
         return False
     try:
         labels.save_label(run_id, detection_id, name, int(score), note, wait_s=WRITE_WAIT_S)
-    except labels.StoreBusy:
+    except store.StoreBusy:
         st.error("The label was not saved: a run in the background is writing to the store. Save again in a moment.")
         return False
     st.success(f"Saved: score {int(score)}, a {'true' if int(score) < 6 else 'false'} positive.")
@@ -571,7 +515,7 @@ def label_form(run_id: str, detection_id: str, key: str) -> bool:
 
 
 def run_ppd(con, run_id: str) -> tuple[float, int, int]:
-    frame = labels.ppd_by_run(con)
+    frame = store.ppd_by_run(con)
     frame = frame[frame["run_id"] == run_id]
     if frame.empty:
         return float("nan"), 0, 0

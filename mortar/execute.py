@@ -16,7 +16,6 @@ are not asked at all.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -130,11 +129,9 @@ class _Execution:
     def run(self) -> dict[tuple[str, int], Answer]:
         fingerprint = self.sut.fingerprint
         with store.connect(self.db) as con:
-            store.upsert(con, "suts", [dict(sut_fingerprint=fingerprint,
-                                            config=json.dumps(self.sut.config(), sort_keys=True))])
-            rows = con.execute("SELECT conversation_hash, answer, seconds FROM answers "
-                               "WHERE sut_fingerprint = ? AND answer IS NOT NULL", [fingerprint]).fetchall()
-        self.known = {h: (a, s or 0.0) for h, a, s in rows}
+            store.write_sut(con, fingerprint, self.sut.config())
+            stored = store.stored_answers(con, fingerprint)
+        self.known = {h: (a, s or 0.0) for h, (a, s) in stored.items()}
         for root in self.roots:
             for child in root.children.values():
                 self._reached(child)
@@ -219,8 +216,7 @@ class _Execution:
         """Write the answers not yet stored, then report progress (so whatever was reported is stored)."""
         if self.unstored:
             with store.connect(self.db) as con:
-                store.upsert(con, "answers", [dict(sut_fingerprint=fingerprint, **row) for row in self.unstored],
-                             update=("answer", "error", "seconds", "created_at"))
+                store.write_answers(con, fingerprint, self.unstored)
             self.unstored = []
         self.stored_at = time.monotonic()
         self._report()

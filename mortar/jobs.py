@@ -6,7 +6,6 @@ The process reports its stage and progress into the ``jobs`` table; cancelling s
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -53,10 +52,10 @@ def command_line(args: dict) -> list[str]:
 
 def cancel(job_id: str, db=None) -> None:
     with store.connect(db) as con:
-        row = con.execute("SELECT pid, status FROM jobs WHERE job_id = ?", [job_id]).fetchone()
-    if row is None:
+        job = store.read_job(con, job_id)
+    if job is None:
         raise LookupError(f"no job {job_id!r}")
-    pid, status = row
+    pid, status = job["pid"], job["status"]
     if pid and status in ("queued", "running"):
         try:
             os.killpg(pid, signal.SIGTERM)
@@ -68,10 +67,10 @@ def cancel(job_id: str, db=None) -> None:
 
 def resume(job_id: str, db=None) -> str:
     with store.connect(db, read_only=True) as con:
-        row = con.execute("SELECT args FROM jobs WHERE job_id = ?", [job_id]).fetchone()
-    if row is None:
+        job = store.read_job(con, job_id)
+    if job is None:
         raise LookupError(f"no job {job_id!r}")
-    return start(json.loads(row[0]), db)
+    return start(job["args"], db)
 
 
 def alive(pid: int | None) -> bool:

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from mortar import labels, metrics, store
+from mortar import metrics, store
 
 st.title("Export")
 st.caption("Downloads of one run: every round with the SUT's answer, reference, similarity and EC verdict; the "
@@ -25,8 +25,8 @@ def metrics_frame(con, run_id):
 
 
 def labels_frame(con, run_id):
-    frame = labels.read_labels(con, run_id)
-    final = labels.final_labels(con, run_id)[["detection_id", "true_positive", "decided_by"]]
+    frame = store.read_labels(con, run_id)
+    final = store.final_labels(con, run_id)[["detection_id", "true_positive", "decided_by"]]
     return frame.merge(final.rename(columns={"true_positive": "final_true_positive"}), on="detection_id", how="left")
 
 

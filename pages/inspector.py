@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from mortar import labels
+from mortar import store
 
 st.title("Inspector")
 
@@ -22,7 +22,7 @@ if qp_run and qp_det:
 
 with st.expander("Choose a detection", expanded=target is None):
     run_id = ui.pick_run(runs, key="i-run")
-    page, total = ui.read(labels.find_detections, labels.DetectionFilter(run_ids=(run_id,)), "detection", False, 1000)
+    page, total = ui.read(store.find_detections, store.DetectionFilter(run_ids=(run_id,)), "detection", False, 1000)
     ids = list(page["detection_id"])
     current = target[1] if target and target[0] == run_id and target[1] in ids else None
     chosen = st.selectbox(f"Detection ({total:,} in this run; open others from the Violations page)", ids,
@@ -37,7 +37,7 @@ run_id, detection_id = target
 st.session_state["inspect"] = target
 st.query_params.update({"run": run_id, "detection": detection_id})
 
-det = ui.read(ui.detection, run_id, detection_id)
+det = ui.read(store.detection, run_id, detection_id)
 if det is None:
     st.error(f"Run {ui.md_escape(run_id)} has no detection {ui.md_escape(detection_id)}.")
     st.stop()
@@ -54,12 +54,9 @@ ec = det["ec_equivalent"]
 c4.metric("EC verdict", "–" if pair and relation == "MR4" or pd.isna(ec) else ("equivalent" if ec else "not equivalent"),
           help=ui.GLOSSARY["EC"])
 
-question = ui.read(lambda con: con.execute(
-    "SELECT sr.question FROM seed_rounds sr JOIN runs r ON r.dataset_id = sr.dataset_id "
-    "WHERE r.run_id = ? AND sr.seed_id = ? AND sr.turn_id = ?", [run_id, det["seed_id"], det["source_round"]]
-).fetchone())
+question = ui.read(store.seed_question, run_id, det["seed_id"], det["source_round"])
 st.markdown(f"**Seed {ui.md_escape(det['seed_id'])}, round {det['source_round']}:**")
-st.text(question[0] if question else "")
+st.text(question or "")
 left, right = st.columns(2)
 left.markdown("**" + ("Answer in one version" if pair else "SUT answer") + "**")
 left.text(det["text_a"])
@@ -70,7 +67,7 @@ if pair:
     st.subheader("Every version of the question")
     st.caption("MR3 compares the EC-true versions with each other, MR4 the EC-true with the EC-false ones; "
                "'compared' marks the pair that decided the check.")
-    vers = ui.read(ui.versions, run_id, det)
+    vers = ui.read(store.versions, run_id, det)
     st.dataframe(vers, hide_index=True, width="stretch")
     options = list(range(len(vers)))
     first = next((i for i, c in enumerate(vers["compared"]) if c), 0) if options else None
@@ -81,10 +78,10 @@ if pair:
 else:
     perturbed_id, position = det["test_case_ids"][0], int(det["positions"][0])
 
-orig_id = ui.read(ui.original_case_id, run_id, det["seed_id"])
-original = ui.read(ui.case_rounds, run_id, orig_id) if orig_id else pd.DataFrame()
-perturbed = ui.read(ui.case_rounds, run_id, perturbed_id) if perturbed_id else pd.DataFrame()
-case = ui.read(ui.test_case, run_id, perturbed_id) if perturbed_id else None
+orig_id = ui.read(store.original_case_id, run_id, det["seed_id"])
+original = ui.read(store.case_rounds, run_id, orig_id) if orig_id else pd.DataFrame()
+perturbed = ui.read(store.case_rounds, run_id, perturbed_id) if perturbed_id else pd.DataFrame()
+case = ui.read(store.test_case, run_id, perturbed_id) if perturbed_id else None
 
 
 def highlight(column: str, value):
@@ -141,7 +138,7 @@ c1.text(", ".join(row["ec_needed"]) or "nothing")
 c2.markdown("**Missing** — needed entities the perturbed context lacks here")
 c2.text(", ".join(row["ec_missing"]) or "nothing")
 
-graph, why = ui.read(ui.seed_graph, run_id, det["seed_id"])
+graph, why = ui.read(store.seed_graph, run_id, det["seed_id"])
 if graph is None:
     st.warning(f"No knowledge graph to show: {why}.")
 else:
@@ -157,7 +154,7 @@ else:
                f"{graph.backend} ({graph.model}).")
 
 with st.expander("Story"):
-    st.text(ui.read(ui.story, run_id, det["seed_id"]))
+    st.text(ui.read(store.story, run_id, det["seed_id"]))
 
 st.subheader("Label this detection")
 ui.quick_label(run_id, detection_id, key="i-label")

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from mortar import labels
+from mortar import labels, store
 
 st.title("Labelling")
 st.caption("Precision labelling as in the paper: score each detection 0–10 for how acceptable the SUT's answer is; "
@@ -36,7 +36,7 @@ with label_tab:
         if st.form_submit_button("Draw the sample"):
             ids = ui.read(labels.sample_detections, run_id, int(size), int(seed), STRATEGIES[strategy])
             st.session_state["l-drawn"] = {"run_id": run_id, "ids": ids}
-            mine = ui.read(labels.read_labels, run_id)
+            mine = ui.read(store.read_labels, run_id)
             done = set(mine.loc[mine["annotator"] == annotator, "detection_id"])
             st.session_state["l-pos"] = next((i for i, d in enumerate(ids) if d not in done), 0)
 
@@ -48,15 +48,15 @@ with label_tab:
     else:
         ids = sample["ids"]
         index = min(st.session_state.get("l-pos", 0), len(ids) - 1)
-        mine = ui.read(labels.read_labels, run_id)
+        mine = ui.read(store.read_labels, run_id)
         done = set(mine.loc[mine["annotator"] == annotator, "detection_id"]) & set(ids)
         st.progress(len(done) / len(ids), text=f"{len(done)} of {len(ids)} labelled by you · item {index + 1}")
         detection_id = ids[index]
-        det = ui.read(ui.detection, run_id, detection_id)
+        det = ui.read(store.detection, run_id, detection_id)
         st.markdown(f"**{det['relation']}** · detection {ui.md_escape(detection_id)} · similarity {ui.fmt(det['similarity'])}"
                     + (f" · {det['bug_level']}" if det["bug_level"] else ""))
         st.caption(ui.GLOSSARY.get(det["relation"], ""))
-        rounds = ui.read(ui.case_rounds, run_id, det["test_case_ids"][0])
+        rounds = ui.read(store.case_rounds, run_id, det["test_case_ids"][0])
         position = int(det["positions"][0])
         before = rounds[rounds["position"] < position]
         with st.expander(f"The conversation before the question ({len(before)} rounds)", expanded=False):
@@ -91,7 +91,7 @@ with label_tab:
     ui.ppd_metrics(run_id)
 
 with agree_tab:
-    frame = ui.read(labels.read_labels, run_id)
+    frame = ui.read(store.read_labels, run_id)
     people = sorted(frame["annotator"].unique())
     if len(people) < 2:
         st.info("Agreement needs two annotators who labelled this run"
@@ -111,7 +111,7 @@ with agree_tab:
             c4.metric("Labelled by both", ag.common)
             if ag.disagreements:
                 st.subheader(f"Disagreements ({len(ag.disagreements)})")
-                adj = ui.read(labels.read_adjudications, run_id).set_index("detection_id")
+                adj = ui.read(store.read_adjudications, run_id).set_index("detection_id")
                 pivot = frame.pivot(index="detection_id", columns="annotator", values="score")
                 table = pd.DataFrame({"detection": ag.disagreements,
                                       f"score {a}": [pivot.loc[d, a] for d in ag.disagreements],
@@ -128,7 +128,7 @@ with agree_tab:
                         try:
                             labels.adjudicate(run_id, which, verdict.startswith("true"), annotator, note,
                                               wait_s=ui.WRITE_WAIT_S)
-                        except labels.StoreBusy:
+                        except store.StoreBusy:
                             st.error("Not saved: a run in the background is writing to the store. Try again soon.")
                         else:
                             st.toast("Decision saved.")

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from mortar import labels
+from mortar import store
 
 st.title("Violations")
 st.caption("A detection is a violated check: an RBT round answered unlike the gold answer, or a violated metamorphic "
@@ -25,7 +25,7 @@ with st.container(border=True):
     default_runs = [st.session_state["current_run"]] if st.session_state.get("current_run") in names else []
     run_ids = c1.multiselect("Runs", list(names), default=default_runs, format_func=names.get,
                              placeholder="all runs", key="v-runs")
-    choices = ui.read(labels.filter_choices, tuple(run_ids))
+    choices = ui.read(store.filter_choices, tuple(run_ids))
     suts = c2.multiselect("SUT", choices["suts"], placeholder="any SUT", key="v-suts")
     relations = c3.multiselect("Relation", choices["relations"], placeholder="any relation", key="v-relations",
                                help=" ".join(ui.GLOSSARY[k] for k in ("MR1", "MR2", "MR3", "MR4")))
@@ -42,23 +42,23 @@ with st.container(border=True):
     c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
     text = c1.text_input("Search the question, the SUT's answer and the reference", key="v-text",
                          placeholder="words to find (case-insensitive)")
-    sort = c2.selectbox("Sort by", list(labels.SORTABLE), index=list(labels.SORTABLE).index("similarity"),
+    sort = c2.selectbox("Sort by", list(store.SORTABLE), index=list(store.SORTABLE).index("similarity"),
                         key="v-sort")
     descending = c3.toggle("Descending", value=False, key="v-desc")
     page_size = c4.selectbox("Rows per page", [25, 50, 100, 200], index=1, key="v-size")
 
-flt = labels.DetectionFilter(run_ids=tuple(run_ids), suts=tuple(suts), relations=tuple(relations),
+flt = store.DetectionFilter(run_ids=tuple(run_ids), suts=tuple(suts), relations=tuple(relations),
                              perturbations=tuple(perturbations), bug_levels=tuple(levels), seeds=tuple(seeds),
                              similarity=None if sim == (lo, hi) else sim, text=text)
 
 def fetch(con):
     """The matching count and the current page, in one visit to the store."""
-    _, total = labels.find_detections(con, flt, sort, descending, 0, 0)
+    _, total = store.find_detections(con, flt, sort, descending, 0, 0)
     pages = max(1, -(-total // page_size))
     if st.session_state.get("v-page", 1) > pages:
         st.session_state["v-page"] = pages
     page_no = int(st.session_state.get("v-page", 1))
-    page, _ = labels.find_detections(con, flt, sort, descending, page_size, (page_no - 1) * page_size)
+    page, _ = store.find_detections(con, flt, sort, descending, page_size, (page_no - 1) * page_size)
     return page, total, pages, page_no
 
 

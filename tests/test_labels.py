@@ -1,4 +1,4 @@
-"""Precision labels, samples, agreement and the violations query (mortar/labels.py)."""
+"""Precision labels, samples, agreement (mortar/labels.py) and the violations query (mortar/store)."""
 
 import json
 import math
@@ -48,29 +48,29 @@ def big(tmp_path_factory):
 
 
 def test_violations_query_filters_sorts_and_pages_50000_detections_fast(big):
-    with labels.session(big) as con:
+    with store.session(big) as con:
         timings = []
 
-        def timed(flt=labels.DetectionFilter(), **kw):
+        def timed(flt=store.DetectionFilter(), **kw):
             started = time.perf_counter()
-            result = labels.find_detections(con, flt, **kw)
+            result = store.find_detections(con, flt, **kw)
             timings.append(time.perf_counter() - started)
             return result
 
         page, total = timed()
         assert total == 50_000 and len(page) == 50
-        _, in_run = timed(labels.DetectionFilter(run_ids=(RUN,)))
+        _, in_run = timed(store.DetectionFilter(run_ids=(RUN,)))
         assert in_run == 25_000
-        _, other = timed(labels.DetectionFilter(suts=("other-sut",)))
+        _, other = timed(store.DetectionFilter(suts=("other-sut",)))
         assert other == 25_000
-        _, mr1 = timed(labels.DetectionFilter(run_ids=(RUN,), relations=("MR1",)))
-        _, drs = timed(labels.DetectionFilter(run_ids=(RUN,), perturbations=("DRS",)))
+        _, mr1 = timed(store.DetectionFilter(run_ids=(RUN,), relations=("MR1",)))
+        _, drs = timed(store.DetectionFilter(run_ids=(RUN,), perturbations=("DRS",)))
         assert 0 < mr1 < in_run and 0 < drs < in_run
-        _, rbt = timed(labels.DetectionFilter(run_ids=(RUN,), bug_levels=(labels.NO_LEVEL,)))
-        assert rbt == timed(labels.DetectionFilter(run_ids=(RUN,), relations=("RBT",)))[1]
-        page, found = timed(labels.DetectionFilter(run_ids=(RUN,), text="NEEDLE"))
+        _, rbt = timed(store.DetectionFilter(run_ids=(RUN,), bug_levels=(store.NO_LEVEL,)))
+        assert rbt == timed(store.DetectionFilter(run_ids=(RUN,), relations=("RBT",)))[1]
+        page, found = timed(store.DetectionFilter(run_ids=(RUN,), text="NEEDLE"))
         assert 0 < found < 100 and page["output"].str.contains("needle").all()
-        page, low = timed(labels.DetectionFilter(similarity=(0.0, 0.1)), sort="similarity", descending=True,
+        page, low = timed(store.DetectionFilter(similarity=(0.0, 0.1)), sort="similarity", descending=True,
                           limit=10, offset=20)
         assert page["similarity"].max() <= 0.1 and list(page["similarity"]) == sorted(page["similarity"], reverse=True)
         last, _ = timed(offset=49_990)
@@ -81,18 +81,18 @@ def test_violations_query_filters_sorts_and_pages_50000_detections_fast(big):
 
 
 def test_filter_values_cannot_inject_sql(big):
-    with labels.session(big) as con:
-        _, n = labels.find_detections(con, labels.DetectionFilter(text="'; DROP TABLE checks; --",
+    with store.session(big) as con:
+        _, n = store.find_detections(con, store.DetectionFilter(text="'; DROP TABLE checks; --",
                                                                    seeds=("x' OR '1'='1",)))
         assert n == 0
         assert con.execute("SELECT count(*) FROM checks").fetchone()[0] == 100_000
     with pytest.raises(ValueError):
-        with labels.session(big) as con:
-            labels.find_detections(con, sort="similarity; DROP TABLE checks")
+        with store.session(big) as con:
+            store.find_detections(con, sort="similarity; DROP TABLE checks")
 
 
 def test_samples_are_reproducible_and_strata_take_turns(big):
-    with labels.session(big) as con:
+    with store.session(big) as con:
         a = labels.sample_detections(con, RUN, 30, seed=1)
         assert a == labels.sample_detections(con, RUN, 30, seed=1)
         assert a != labels.sample_detections(con, RUN, 30, seed=2) and len(set(a)) == 30
@@ -114,21 +114,21 @@ def test_labels_upsert_per_detection_and_annotator_and_ppd_follows(tmp_path):
         labels.save_label(RUN, "MR1/1", "ann", 11, db=db)
     with pytest.raises(ValueError):
         labels.save_label(RUN, "MR1/1", "  ", 5, db=db)
-    with labels.session(db) as con:
-        frame = labels.read_labels(con, RUN)
-        assert len(frame) == 4 and labels.label_of(con, RUN, "MR1/1", "ann") == (8, "on second thought")
+    with store.session(db) as con:
+        frame = store.read_labels(con, RUN)
+        assert len(frame) == 4 and store.label_of(con, RUN, "MR1/1", "ann") == (8, "on second thought")
         ag = labels.agreement(frame, "ann", "bob")
         assert ag.common == 2 and ag.disagreements == ["MR1/1"] and ag.ppd_a == 0.5 and ag.ppd_b == 1.0
         assert ag.kappa == 0.0
-        final = labels.final_labels(con, RUN).set_index("detection_id")
+        final = store.final_labels(con, RUN).set_index("detection_id")
         assert final.loc["MR1/1", "decided_by"] == "disputed" and final.loc["MR3/3", "true_positive"]
-        ppd = labels.ppd_by_run(con).set_index("run_id")
+        ppd = store.ppd_by_run(con).set_index("run_id")
         assert ppd.loc[RUN, "PPD"] == 1.0 and ppd.loc[RUN, "disputed"] == 1
     labels.adjudicate(RUN, "MR1/1", False, "carol", "the answer is fine", db=db)
-    with labels.session(db) as con:
-        final = labels.final_labels(con, RUN).set_index("detection_id")
+    with store.session(db) as con:
+        final = store.final_labels(con, RUN).set_index("detection_id")
         assert final.loc["MR1/1", "decided_by"] == "adjudicated" and not final.loc["MR1/1", "true_positive"]
-        assert labels.ppd_by_run(con).set_index("run_id").loc[RUN, "PPD"] == 0.5
+        assert store.ppd_by_run(con).set_index("run_id").loc[RUN, "PPD"] == 0.5
 
 
 def test_precision_and_kappa_per_method(tmp_path):
@@ -138,7 +138,7 @@ def test_precision_and_kappa_per_method(tmp_path):
                               "bob": {"RBT/0": 3, "RBT/10": 8, "MR1/6": 9, "MR3/8": 0}}.items():
         for detection, score in scores.items():
             labels.save_label(RUN, detection, annotator, score, db=db)
-    with labels.session(db) as con:
+    with store.session(db) as con:
         table = labels.precision_by_method(con, RUN).set_index("method")
     assert list(table.index) == ["RBT", "MT"]  # no METAL detections in this run
     assert table.loc["RBT", "PPD"] == 0.5 and table.loc["RBT", "kappa"] == 1.0
@@ -158,7 +158,7 @@ for i in range(int(sys.argv[3])):
 
 
 def count_labels(db) -> dict:
-    with labels.session(db) as con:
+    with store.session(db) as con:
         return dict(con.execute("SELECT annotator, count(*) FROM labels GROUP BY annotator").fetchall())
 
 
@@ -181,8 +181,8 @@ def test_two_sessions_in_one_server_process_lose_no_label(tmp_path):
         try:
             for i in range(N_EACH):
                 labels.save_label(RUN, f"MR1/{i}", who, i % 11, db=db)
-                with labels.session(db, read_only=True) as con:  # a page render between two labels
-                    labels.find_detections(con, labels.DetectionFilter(run_ids=(RUN,)), limit=5)
+                with store.session(db, read_only=True) as con:  # a page render between two labels
+                    store.find_detections(con, store.DetectionFilter(run_ids=(RUN,)), limit=5)
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
 
@@ -221,11 +221,11 @@ def test_a_page_read_gives_up_quickly_while_a_run_holds_the_store(tmp_path):
     try:
         assert holder.stdout.readline().strip() == "holding"
         started = time.monotonic()
-        with pytest.raises(labels.StoreBusy):
-            with labels.session(db, read_only=True, wait_s=0.3):
+        with pytest.raises(store.StoreBusy):
+            with store.session(db, read_only=True, wait_s=0.3):
                 pass
         assert time.monotonic() - started < 3
     finally:
         holder.wait()
-    with labels.session(db, read_only=True, wait_s=0.3) as con:  # free again
-        assert labels.find_detections(con)[1] == 5
+    with store.session(db, read_only=True, wait_s=0.3) as con:  # free again
+        assert store.find_detections(con)[1] == 5

@@ -64,7 +64,7 @@ def metric(at, label: str) -> str:
 
 
 def detection_ids(db, run_id, relation=None, ec=None):
-    with labels.session(db) as con:
+    with store.session(db) as con:
         sql = "SELECT detection_id FROM detections WHERE run_id = ?"
         params = [run_id]
         if relation:
@@ -110,6 +110,21 @@ def test_overview_lists_runs_with_headline_metrics_and_ppd(db, run_id):
     labels.save_label(run_id, detection_ids(db, run_id)[0], "ann", 2, db=db)
     at.run()
     assert at.dataframe[0].value.set_index("run_id").loc[run_id, "PPD"] == 1.0
+
+
+def test_overview_shows_the_metrics_a_run_stored_rather_than_recomputing_them(db, run_id):
+    import ui
+
+    with store.connect(db) as con:
+        cases, _ = store.read_cases_and_verdicts(con, run_id)
+        figures = metrics.run_metrics(store.read_checks(con, run_id), cases)
+        figures["MT"]["NBugs"] = 999  # not what the checks give: shows where the overview read it
+        store.write_run_metrics(con, run_id, [{"method": m, "metric": k, "value": v}
+                                              for m, values in figures.items() for k, v in values.items()])
+    with store.connect(db, read_only=True) as con:
+        row = ui.runs_overview(con).set_index("run_id").loc[run_id]
+    assert row["MT NBugs"] == 999 and row["RBT NBugs"] == figures["RBT"]["NBugs"]
+    assert row["MT BPTC"] == pytest.approx(figures["MT"]["BPTC"])
 
 
 # -- Launch -----------------------------------------------------------------------------------------
@@ -250,8 +265,8 @@ def test_inspector_labels_a_detection_and_ppd_changes(db, run_id):
     by_label(at.number_input, "Score").set_value(9)
     by_label(at.button, "Save label").click().run()
     assert metric(at, "PPD of this run") == "0.000"
-    with labels.session(db) as con:
-        assert labels.label_of(con, run_id, det, "ann") == (9, None)
+    with store.session(db) as con:
+        assert store.label_of(con, run_id, det, "ann") == (9, None)
 
 
 # -- Labelling --------------------------------------------------------------------------------------
@@ -275,8 +290,8 @@ def test_labelling_a_sample_stores_labels_and_updates_ppd(db, run_id):
     by_label(at.number_input, "Score").set_value(10)
     by_label(at.button, "Save label").click().run()
     assert metric(at, "PPD of this run") == "0.500"
-    with labels.session(db) as con:
-        frame = labels.read_labels(con, run_id)
+    with store.session(db) as con:
+        frame = store.read_labels(con, run_id)
     assert sorted(frame["score"]) == [2, 10] and "wrong person" in set(frame["note"])
 
 
@@ -292,8 +307,8 @@ def test_agreement_kappa_and_adjudication(db, run_id):
     by_label(at.radio, "Final label").set_value("false positive")
     by_label(at.button, "Save the decision").click().run()
     assert metric(at, "Disputed") == "0" and metric(at, "PPD of this run") == "0.250"
-    with labels.session(db) as con:
-        adj = labels.read_adjudications(con, run_id)
+    with store.session(db) as con:
+        adj = store.read_adjudications(con, run_id)
     assert list(adj["detection_id"]) == [ids[1]] and adj["adjudicator"][0] == "carol"
 
 
@@ -319,7 +334,7 @@ def test_metrics_page_shows_the_papers_tables_and_figures(db, run_id):
 
 def test_metrics_page_compares_mortar_with_metal(tmp_path, monkeypatch):
     db = tmp_path / "both.duckdb"
-    result = run(load_dataset(SAMPLE), RunConfig(method="both", sut="scripted", limit=1), db=db, sut=ScriptedSUT())
+    result = run(load_dataset(SAMPLE), RunConfig(methods="mortar,metal", sut="scripted", limit=1), db=db, sut=ScriptedSUT())
     monkeypatch.setenv("MORTAR_DB", str(db))
     with store.connect(db, read_only=True) as con:
         cases, verdicts = store.read_cases_and_verdicts(con, result.run_id)

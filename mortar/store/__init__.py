@@ -1,0 +1,43 @@
+"""The DuckDB store: the project's only SQL.
+
+- ``schema``: the tables;
+- ``connection``: where the file is and the one way to open it (:func:`connect` for a process of its own,
+  :func:`session` / :func:`transaction` where threads share a process, as in the dashboard);
+- ``writes``: idempotent writes (``INSERT … ON CONFLICT``);
+- read-models: ``reads`` (runs, test cases, results, answers, jobs), ``detections`` (the violations
+  search), ``labelling`` (precision labels), ``inspector`` (one detection in depth);
+- ``records``: the stored run configuration, typed.
+
+Callers write ``from mortar import store`` and use the names below.
+"""
+
+from mortar.store.connection import (DEFAULT_DB, LOCK_WAIT_S, PROJECT_ROOT, RETRY_S, StoreBusy, connect, db_path,
+                                     open_file, open_read_only, process_lock, session, transaction)
+from mortar.store.detections import (NO_LEVEL, SORTABLE, UNKNOWN_SUT, DetectionFilter, detection_relations,
+                                     filter_choices, find_detections, run_detections, sut_of_runs)
+from mortar.store.inspector import (case_rounds, detection, original_case_id, seed_graph, seed_question, story,
+                                    test_case, versions)
+from mortar.store.labelling import annotators, final_labels, label_of, ppd_by_run, read_adjudications, read_labels
+from mortar.store.reads import (UnknownRun, detections_export, list_jobs, read_cases_and_verdicts, read_checks,
+                                read_graphs, read_job, read_run_metrics, read_runs, resolve_run_id, rounds_export,
+                                run_config, stored_answers, stored_config, stored_configs, test_case_rounds)
+from mortar.store.records import StoredConfig
+from mortar.store.schema import SCHEMA
+from mortar.store.writes import (upsert, write_adjudication, write_answers, write_checks, write_dataset, write_graphs,
+                                 write_job, write_label, write_outputs, write_run, write_run_metrics, write_run_status,
+                                 write_sut, write_test_cases)
+
+__all__ = [
+    "SCHEMA", "DEFAULT_DB", "LOCK_WAIT_S", "PROJECT_ROOT", "RETRY_S", "StoreBusy", "connect", "db_path", "open_file",
+    "open_read_only", "process_lock", "session", "transaction",
+    "upsert", "write_adjudication", "write_answers", "write_checks", "write_dataset", "write_graphs", "write_job",
+    "write_label", "write_outputs", "write_run", "write_run_metrics", "write_run_status", "write_sut",
+    "write_test_cases",
+    "StoredConfig", "UnknownRun", "resolve_run_id", "run_config", "stored_config", "stored_configs", "read_runs",
+    "read_run_metrics", "read_graphs", "read_checks", "read_cases_and_verdicts", "test_case_rounds", "rounds_export",
+    "detections_export", "stored_answers", "list_jobs", "read_job",
+    "NO_LEVEL", "SORTABLE", "UNKNOWN_SUT", "DetectionFilter", "find_detections", "filter_choices", "sut_of_runs",
+    "run_detections", "detection_relations",
+    "read_labels", "read_adjudications", "label_of", "annotators", "final_labels", "ppd_by_run",
+    "detection", "case_rounds", "test_case", "original_case_id", "story", "seed_question", "seed_graph", "versions",
+]

@@ -1,0 +1,169 @@
+"""Read-models of runs, their test cases and results, the SUT's stored answers and background jobs."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pandas as pd
+
+from mortar.errors import InputError
+from mortar.store.records import StoredConfig
+
+
+class UnknownRun(InputError, LookupError):
+    """The store holds no run by that id (or no run at all, for ``latest``)."""
+
+
+# -- runs ------------------------------------------------------------------------------------------
+
+
+def resolve_run_id(con, run_id: str) -> str:
+    """Accept ``latest`` for the most recently created run."""
+    if run_id != "latest":
+        return run_id
+    row = con.execute("SELECT run_id FROM runs ORDER BY created_at DESC, run_id LIMIT 1").fetchone()
+    if row is None:
+        raise UnknownRun("the store holds no runs yet")
+    return row[0]
+
+
+def run_config(con, run_id: str) -> dict:
+    """The run's configuration as stored (a dict); :func:`stored_config` reads it typed."""
+    row = con.execute("SELECT config FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    if row is None:
+        raise UnknownRun(f"no run {run_id!r} in the store")
+    return json.loads(row[0])
+
+
+def stored_config(con, run_id: str) -> StoredConfig:
+    return StoredConfig(run_config(con, run_id))
+
+
+def stored_configs(con, run_ids: tuple[str, ...] | None = None) -> dict[str, StoredConfig]:
+    """run_id → its configuration, for every run (or the named ones)."""
+    if run_ids is None:
+        rows = con.execute("SELECT run_id, config FROM runs").fetchall()
+    else:
+        rows = con.execute("SELECT run_id, config FROM runs WHERE list_contains(?::VARCHAR[], run_id)",
+                           [list(run_ids)]).fetchall()
+    return {run_id: StoredConfig.from_json(config) for run_id, config in rows}
+
+
+def read_runs(con) -> pd.DataFrame:
+    """Every run, newest first: run_id, kind, dataset (name), status, created_at, test_cases and checks counts."""
+    return con.execute("""
+        WITH tc AS (SELECT run_id, count(*) AS n FROM test_cases GROUP BY run_id),
+             ck AS (SELECT run_id, count(*) AS n FROM checks GROUP BY run_id)
+        SELECT r.run_id, r.kind, d.name AS dataset, r.status, r.created_at,
+               coalesce(tc.n, 0) AS test_cases, coalesce(ck.n, 0) AS checks
+        FROM runs r LEFT JOIN datasets d ON d.dataset_id = r.dataset_id
+        LEFT JOIN tc ON tc.run_id = r.run_id LEFT JOIN ck ON ck.run_id = r.run_id
+        ORDER BY r.created_at DESC, r.run_id""").df()
+
+
+def read_run_metrics(con, run_id: str | None = None) -> pd.DataFrame:
+    """The metrics runs stored when they finished, one row per (run_id, method, metric) with its value."""
+    clause, params = ("WHERE run_id = ?", [run_id]) if run_id else ("", [])
+    try:
+        return con.execute(f"SELECT run_id, method, metric, value FROM run_metrics {clause} "
+                           "ORDER BY run_id, method, metric", params).df()
+    except duckdb.CatalogException:  # a store last written before this table existed, opened read-only
+        return pd.DataFrame(columns=["run_id", "method", "metric", "value"])
+
+
+# -- test cases and results ------------------------------------------------------------------------
+
+def read_graphs(con, dataset_id: str, backend: str, model: str) -> dict[str, tuple[str, str | None, str | None]]:
+    """Cached extractions of a dataset: seed_id → (status, graph JSON, error)."""
+    rows = con.execute("SELECT seed_id, status, graph, error FROM kg_extractions "
+                       "WHERE dataset_id = ? AND backend = ? AND model = ?", [dataset_id, backend, model]).fetchall()
+    return {seed_id: (status, graph, error) for seed_id, status, graph, error in rows}
+
+
+def read_checks(con, run_id: str) -> list:
+    """The run's checks (every comparison a relation made), by check id."""
+    from mortar.relations import Check
+
+    rows = con.execute("""SELECT check_id, relation, seed_id, source_round, perturbations, test_case_ids, positions,
+                                 text_a, text_b, similarity, ec_equivalent, violated, bug_level
+                          FROM checks WHERE run_id = ? ORDER BY check_id""", [run_id]).fetchall()
+    return [Check(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), tuple(json.loads(r[5])), tuple(json.loads(r[6])),
+                  r[7], r[8], r[9], r[10], r[11], r[12]) for r in rows]
+
+
+def read_cases_and_verdicts(con, run_id: str):
+    """The run's test cases and, per test case, the EC verdict of every position."""
+    from mortar.context import ECVerdict
+    from mortar.dataset import TestCase
+
+    rows = con.execute("""
+        SELECT t.seed_id, t.perturbation, t.replicate, r.test_case_id, r.source_round, r.ec_equivalent, r.ec_semantic,
+               r.ec_ontology, r.ec_story, r.ec_needed, r.ec_missing, r.ec_follows_ok
+        FROM test_cases t JOIN test_case_rounds r USING (run_id, test_case_id)
+        WHERE t.run_id = ? ORDER BY t.seed_id, r.test_case_id, r.position""", [run_id]).fetchall()
+    sources: dict[str, list] = {}
+    meta, verdicts = {}, {}
+    for seed_id, pert, rep, tcid, src, eq, sem, onto, story, needed, missing, follows in rows:
+        meta[tcid] = (seed_id, pert, rep)
+        sources.setdefault(tcid, []).append(src)
+        verdicts.setdefault(tcid, []).append(ECVerdict(bool(eq), bool(sem), bool(onto), bool(story),
+                                                        frozenset(json.loads(needed or "[]")),
+                                                        frozenset(json.loads(missing or "[]")), follows))
+    cases = [TestCase(*meta[t], tuple(sources[t])) for t in meta]
+    return cases, verdicts
+
+
+def test_case_rounds(con, run_id: str) -> pd.DataFrame:
+    """Every round of every test case of the run, with its EC verdict."""
+    return con.execute("""
+        SELECT t.seed_id, t.test_case_id, t.perturbation, t.replicate, r.position, r.source_round, r.question,
+               r.ec_equivalent, r.ec_semantic, r.ec_ontology, r.ec_story, r.ec_needed, r.ec_missing
+        FROM test_cases t JOIN test_case_rounds r USING (run_id, test_case_id)
+        WHERE t.run_id = ? ORDER BY t.seed_id, t.test_case_id, r.position""", [run_id]).df()
+
+
+test_case_rounds.__test__ = False
+
+
+def rounds_export(con, run_id: str) -> pd.DataFrame:
+    """Every round of the run with the SUT's output, the reference, similarity and EC verdict (for download)."""
+    return con.execute("""
+        SELECT r.run_id, t.seed_id, r.test_case_id, t.perturbation, r.position, r.source_round, r.question,
+               o.output, o.reference, o.similarity, r.ec_equivalent, r.ec_semantic, r.ec_ontology, r.ec_story,
+               r.ec_needed, r.ec_missing, o.error, o.output IS NULL AS errored
+        FROM test_case_rounds r JOIN test_cases t USING (run_id, test_case_id)
+        LEFT JOIN run_rounds o USING (run_id, test_case_id, position)
+        WHERE r.run_id = ? ORDER BY t.seed_id, r.test_case_id, r.position""", [run_id]).df()
+
+
+def detections_export(con, run_id: str) -> pd.DataFrame:
+    """The run's detections (violated checks), for download."""
+    return con.execute("""
+        SELECT detection_id, relation, perturbations, seed_id, source_round, test_case_ids, positions,
+               text_a, text_b, similarity, ec_equivalent, bug_level
+        FROM detections WHERE run_id = ? ORDER BY detection_id""", [run_id]).df()
+
+
+# -- the SUT's answers -----------------------------------------------------------------------------
+
+def stored_answers(con, fingerprint: str) -> dict[str, tuple[str, float | None]]:
+    """The answers this SUT gave before: conversation hash → (answer, seconds); errored rounds are left out."""
+    rows = con.execute("SELECT conversation_hash, answer, seconds FROM answers "
+                       "WHERE sut_fingerprint = ? AND answer IS NOT NULL", [fingerprint]).fetchall()
+    return {h: (a, s) for h, a, s in rows}
+
+
+# -- background jobs -------------------------------------------------------------------------------
+
+def list_jobs(con) -> pd.DataFrame:
+    """Every background job, newest first."""
+    return con.execute("SELECT * FROM jobs ORDER BY started_at DESC").df()
+
+
+def read_job(con, job_id: str) -> dict | None:
+    """One job's pid, status and arguments (a dict), or None when there is no such job."""
+    row = con.execute("SELECT pid, status, args FROM jobs WHERE job_id = ?", [job_id]).fetchone()
+    if row is None:
+        return None
+    return {"pid": row[0], "status": row[1], "args": json.loads(row[2])}
