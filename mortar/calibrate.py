@@ -19,7 +19,7 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
-from mortar.metrics import TRUE_POSITIVE_BELOW
+from mortar.vocab import TRUE_POSITIVE_BELOW
 from mortar.oracle import ORACLES, Oracle, default_threshold
 
 ACCEPTABLE_FROM = TRUE_POSITIVE_BELOW  # a label score of 6 or more (of 10): the output is acceptable (paper)

@@ -14,7 +14,7 @@ from itertools import combinations
 from typing import Hashable, Sequence
 
 from mortar.methods import method_label_of, methods
-from mortar.vocab import LEVELS, MR1, MR2, ORIG, RBT, TRUE_POSITIVE_BELOW, is_true_positive  # noqa: F401
+from mortar.vocab import LEVELS, MR1, MR2, ORIG, RBT, is_true_positive
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
@@ -222,5 +222,3 @@ def method_labels() -> list[str]:
     """RBT and the report label of every registered method, in registry order."""
     return [RBT] + [m.label for m in methods().values()]
 
-
-METHODS = method_labels()[1:]  # TODO(labels.py): iterate method_labels() instead, so later registrations count

@@ -108,14 +108,17 @@ def test_runs_are_listed_with_counts_and_stored_metrics_replace_per_run(write_co
     assert stored.values.tolist() == [[run_id, "MT", "NBugs", 4.0], ["other", "RBT", "NBugs", 1.0]]
 
 
-def test_a_store_from_before_run_metrics_reads_as_having_none(write_coqa, db):
+def test_a_store_from_an_older_version_is_migrated_when_first_opened_read_only(write_coqa, db):
     dataset = load_dataset(write_coqa([coqa_record("a", 5)]))
-    generate(dataset, 1, PerturbationSettings(perturbations=("DRS",)), db=db)
+    generated = generate(dataset, 1, PerturbationSettings(perturbations=("DRS",)), db=db)
     con = duckdb.connect(str(db))
     con.execute("DROP TABLE run_metrics")
+    con.execute("ALTER TABLE test_cases DROP COLUMN target_round")
     con.close()
-    with store.connect(db, read_only=True) as con:  # read-only: the schema is not created
+    with store.connect(db, read_only=True) as con:  # the dashboard's first read of an old file
         assert store.read_run_metrics(con).empty
+        cases, _ = store.read_cases_and_verdicts(con, generated.run_id)
+    assert sorted(c.test_case_id for c in cases) == sorted(c.test_case_id for c in generated.cases)
 
 
 # -- the detection search: the SUT comes from the runs' configurations ---------------------------------

@@ -122,7 +122,7 @@ def metal_test_cases(seeds: list[Seed], run_seed: int, settings: MetalSettings, 
         if new == original or oracle.embeddings.cosine(original, new) < METAL_REVERT_BELOW:
             reverted += 1
             continue
-        cases.append(TestCase(seed_id, name, turn, prefix, replaced=((len(prefix), new),)))
+        cases.append(TestCase(seed_id, name, 1, prefix, replaced=((len(prefix), new),), target_round=turn))
     return cases, reverted
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from mortar.store.schema import SCHEMA
+from mortar.store.schema import NEWEST_COLUMN, SCHEMA
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DB = PROJECT_ROOT / "data" / "mortar.duckdb"
@@ -37,7 +37,24 @@ def db_path(explicit: str | os.PathLike | None = None) -> Path:
 
 
 def open_file(path: Path, read_only: bool, wait_s: float = LOCK_WAIT_S):
-    """Open the file, waiting up to ``wait_s`` while another process holds it: DuckDB allows one writer process."""
+    """Open the file, waiting up to ``wait_s`` while another process holds it: DuckDB allows one writer process.
+
+    A store written by an older version is brought up to the schema first (readers expect every column)."""
+    con = _open(path, read_only, wait_s)
+    if read_only and not _current(con):
+        con.close()
+        _open(path, False, wait_s).execute(SCHEMA).close()
+        con = _open(path, True, wait_s)
+    return con
+
+
+def _current(con) -> bool:
+    table, column = NEWEST_COLUMN
+    return bool(con.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = ? "
+                            "AND column_name = ?", [table, column]).fetchone()[0])
+
+
+def _open(path: Path, read_only: bool, wait_s: float):
     deadline = time.monotonic() + wait_s
     delay = 0.02
     while True:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import duckdb
 import pandas as pd
 
 from mortar.errors import InputError
@@ -65,11 +64,8 @@ def read_runs(con) -> pd.DataFrame:
 def read_run_metrics(con, run_id: str | None = None) -> pd.DataFrame:
     """The metrics runs stored when they finished, one row per (run_id, method, metric) with its value."""
     clause, params = ("WHERE run_id = ?", [run_id]) if run_id else ("", [])
-    try:
-        return con.execute(f"SELECT run_id, method, metric, value FROM run_metrics {clause} "
-                           "ORDER BY run_id, method, metric", params).df()
-    except duckdb.CatalogException:  # a store last written before this table existed, opened read-only
-        return pd.DataFrame(columns=["run_id", "method", "metric", "value"])
+    return con.execute(f"SELECT run_id, method, metric, value FROM run_metrics {clause} "
+                       "ORDER BY run_id, method, metric", params).df()
 
 
 # -- test cases and results ------------------------------------------------------------------------
@@ -98,19 +94,20 @@ def read_cases_and_verdicts(con, run_id: str):
     from mortar.dataset import TestCase
 
     rows = con.execute("""
-        SELECT t.seed_id, t.perturbation, t.replicate, r.test_case_id, r.source_round, r.ec_equivalent, r.ec_semantic,
-               r.ec_ontology, r.ec_story, r.ec_needed, r.ec_missing, r.ec_follows_ok
+        SELECT t.seed_id, t.perturbation, t.replicate, t.target_round, r.test_case_id, r.source_round, r.ec_equivalent,
+               r.ec_semantic, r.ec_ontology, r.ec_story, r.ec_needed, r.ec_missing, r.ec_follows_ok
         FROM test_cases t JOIN test_case_rounds r USING (run_id, test_case_id)
         WHERE t.run_id = ? ORDER BY t.seed_id, r.test_case_id, r.position""", [run_id]).fetchall()
     sources: dict[str, list] = {}
     meta, verdicts = {}, {}
-    for seed_id, pert, rep, tcid, src, eq, sem, onto, story, needed, missing, follows in rows:
-        meta[tcid] = (seed_id, pert, rep)
+    for seed_id, pert, rep, target, tcid, src, eq, sem, onto, story, needed, missing, follows in rows:
+        meta[tcid] = (seed_id, pert, rep, target)
         sources.setdefault(tcid, []).append(src)
-        verdicts.setdefault(tcid, []).append(ECVerdict(bool(eq), bool(sem), bool(onto), bool(story),
-                                                        frozenset(json.loads(needed or "[]")),
-                                                        frozenset(json.loads(missing or "[]")), follows))
-    cases = [TestCase(*meta[t], tuple(sources[t])) for t in meta]
+        verdicts.setdefault(tcid, []).append(None if eq is None else ECVerdict(
+            bool(eq), bool(sem), bool(onto), bool(story), frozenset(json.loads(needed or "[]")),
+            frozenset(json.loads(missing or "[]")), follows))
+    cases = [TestCase(seed_id, pert, rep, tuple(sources[t]), target_round=target)
+             for t, (seed_id, pert, rep, target) in meta.items()]
     return cases, verdicts
 
 

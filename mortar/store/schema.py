@@ -40,8 +40,10 @@ CREATE TABLE IF NOT EXISTS test_cases (
     perturbation TEXT NOT NULL,
     replicate INTEGER NOT NULL,
     n_rounds INTEGER NOT NULL,
+    target_round INTEGER,             -- single-turn methods (METAL): the seed round whose question is changed
     PRIMARY KEY (run_id, test_case_id)
 );
+ALTER TABLE test_cases ADD COLUMN IF NOT EXISTS target_round INTEGER;  -- stores written before it existed
 CREATE TABLE IF NOT EXISTS test_case_rounds (
     run_id TEXT NOT NULL,
     test_case_id TEXT NOT NULL,
@@ -151,3 +153,5 @@ CREATE TABLE IF NOT EXISTS run_metrics (  -- the headline metrics a run stores w
     PRIMARY KEY (run_id, method, metric)
 );
 """
+
+NEWEST_COLUMN = ("test_cases", "target_round")  # the latest schema change: a store without it is migrated on open

@@ -63,7 +63,7 @@ def write_test_cases(con, run_id: str, dataset: Dataset, cases: list[TestCase], 
     seeds = {s.id: s for s in dataset.seeds}
     verdicts = verdicts or {}
     upsert(con, "test_cases", [dict(run_id=run_id, test_case_id=c.test_case_id, seed_id=c.seed_id,
-                                    perturbation=c.perturbation, replicate=c.replicate,
+                                    perturbation=c.perturbation, replicate=c.replicate, target_round=c.target_round,
                                     n_rounds=len(c.source_rounds)) for c in cases])
     rows = []
     for c in cases:
