@@ -5,7 +5,7 @@
 
 import streamlit as st
 
-import ui
+from mortar import ui
 
 st.set_page_config(page_title="MORTAR Studio", page_icon="🧱", layout="wide")
 

@@ -15,7 +15,7 @@ from mortar.errors import InputError
 from mortar.methods.metal import MetalSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
-from mortar.vocab import (ALL_METHODS, DIALOGUE_PERTURBATIONS, DUPLICATE_RATIO, METAL_RATE, MORTAR_METHOD,
+from mortar.vocab import (ALL_METHODS, DIALOGUE_PERTURBATIONS, DUPLICATE_RATIO, LEVELS, METAL_RATE, MORTAR_METHOD, RBT,
                           REDUCE_RATIO)
 
 EXIT_USER_ERROR = 2
@@ -129,14 +129,14 @@ def cmd_run(args) -> None:
         print(f"seed {seed_id} left out: knowledge-graph extraction failed: {reason}", file=sys.stderr)
     for note in result.notes:
         print(note, file=sys.stderr)
-    rbt = result.metrics["RBT"]
+    rbt = result.metrics[RBT]
     print(f"run {result.run_id} done: SUT {config.sut}, oracle {config.oracle} (ε = {result.threshold})")
     print(f"  RBT: {rbt['NBugs']} bugs in {rbt['detections']} checks over {rbt['test_cases']} test cases")
     for method in methods().values():
         m = result.metrics.get(method.label)
         if m and m["test_cases"]:
             print(f"  {method.label} ({method.name}): {m['NBugs']} bugs in {m['detections']} checks over "
-                  f"{m['test_cases']} test cases (L1 {m['L1']}, L2 {m['L2']}, L3 {m['L3']})")
+                  f"{m['test_cases']} test cases (" + ", ".join(f"{lv} {m[lv]}" for lv in LEVELS) + ")")
     if result.errored_rounds:
         print(f"  {result.errored_rounds} rounds errored (never counted as bugs)")
     print(f"  details: mortar report {result.run_id}")

@@ -58,6 +58,20 @@ def check_case(dg: DialogueGraph, case: TestCase, questions: dict[int, str], fol
         story = rg.story_resolved and not rg.elliptical
         equivalent = case.perturbation == ORIG or semantic or ontology or story
         verdicts.append(ECVerdict(equivalent, semantic, ontology, story, rg.needed, frozenset(missing), follows_ok))
-        context = context.union(rg.given if equivalent else rg.question)
+        context = context.union(contribution(rg, equivalent))
         previous = source
     return verdicts
+
+
+def contribution(rg, equivalent: bool) -> Graph:
+    """What an asked round adds to the context: everything it gave (question and answer) when its context
+    was equivalent, else only what its question states explicitly."""
+    return rg.given if equivalent else rg.question
+
+
+def context_before(dg: DialogueGraph, earlier) -> set[str]:
+    """Entity names the context holds after these asked rounds, ``earlier`` = [(source_round, equivalent), …]."""
+    names: set[str] = set()
+    for source, equivalent in earlier:
+        names |= contribution(dg.round(source), equivalent).names
+    return names

@@ -6,6 +6,7 @@ The process reports its stage and progress into the ``jobs`` table; cancelling s
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,17 +16,21 @@ import uuid
 from pathlib import Path
 
 from mortar import store
+from mortar.config import RunConfig
+from mortar.errors import InputError
 
 PROGRESS_EVERY_S = 1.0
 
 
-def start(args: dict, db=None) -> str:
-    """Launch ``mortar run`` with these arguments (names as on the command line, without dashes)."""
+def start(config: RunConfig, db=None) -> str:
+    """Launch ``mortar run --config`` with this configuration, as is, in its own process."""
     job_id = uuid.uuid4().hex[:12]
     db = str(store.db_path(db))
     with store.connect(db) as con:
-        store.write_job(con, job_id, args=args, status="queued", stage="starting")
-    cmd = [sys.executable, "-m", "mortar", "run", "--db", db, "--job", job_id] + command_line(args)
+        store.write_job(con, job_id, args=config.to_json(), status="queued", stage="starting")
+    config_file = Path(db).with_name(f"job-{job_id}.json")
+    config_file.write_text(json.dumps(config.to_json(), indent=1), encoding="utf-8")
+    cmd = [sys.executable, "-m", "mortar", "run", "--db", db, "--job", job_id, "--config", str(config_file)]
     log = Path(db).with_name(f"job-{job_id}.log")
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -35,19 +40,20 @@ def start(args: dict, db=None) -> str:
     return job_id
 
 
-def command_line(args: dict) -> list[str]:
-    line = []
-    for name, value in args.items():
-        if value is None or value is False:
-            continue
-        flag = "--" + name.replace("_", "-")
-        if value is True:
-            line.append(flag)
-        elif isinstance(value, (list, tuple)):
-            line += [flag, *map(str, value)]
-        else:
-            line += [flag, str(value)]
-    return line
+def job_config(args: dict | str) -> RunConfig:
+    """The run configuration a job was started with (InputError for a job of an older version)."""
+    try:
+        return RunConfig.from_json(args)
+    except TypeError:
+        raise InputError("this job was started by an older version of MORTAR Studio; start the run again from "
+                         "the Launch page (its stored answers are reused)") from None
+
+
+def describe(config: RunConfig) -> str:
+    """One line for a job: what is tested, with what, on how much."""
+    limit = f"first {config.limit} seeds" if config.limit else "all seeds"
+    return (f"{','.join(config.methods)} · SUT {config.sut} · {Path(config.dataset or '?').name} ({limit}) · "
+            f"oracle {config.oracle} · seed {config.run_seed}")
 
 
 def cancel(job_id: str, db=None) -> None:
@@ -70,7 +76,7 @@ def resume(job_id: str, db=None) -> str:
         job = store.read_job(con, job_id)
     if job is None:
         raise LookupError(f"no job {job_id!r}")
-    return start(job["args"], db)
+    return start(job_config(job["args"]), db)
 
 
 def alive(pid: int | None) -> bool:

@@ -23,7 +23,7 @@ from mortar.kg.model import DialogueGraph, ExtractionError
 from mortar.methods import Made, Making, methods
 from mortar.oracle import Oracle, default_threshold
 from mortar.perturb import PerturbationSettings, original_case
-from mortar.vocab import MORTAR_METHOD
+from mortar.vocab import METAL_METHOD, MORTAR_METHOD
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ def limited(dataset: Dataset, limit: int | None) -> Dataset:
 def _method_key(names: tuple[str, ...]) -> str:
     """How the stored configuration names the methods; MORTAR and METAL together keep the name they had
     before methods were registered ("both"), so the run ids of earlier runs stay valid."""
-    return "both" if set(names) == {"mortar", "metal"} else ",".join(names)
+    return "both" if set(names) == {MORTAR_METHOD, METAL_METHOD} else ",".join(names)
 
 
 def run_key(config: RunConfig, extractor, sut, threshold: float) -> dict:
@@ -171,7 +171,7 @@ def run_key(config: RunConfig, extractor, sut, threshold: float) -> dict:
     key = {"perturbations": asdict(perturbation), "kg": {"backend": extractor.backend, "model": extractor.model},
            "method": _method_key(config.methods), "sut": sut.config(), "sut_fingerprint": sut.fingerprint,
            "oracle": config.oracle, "threshold": threshold, "limit": config.limit, "versions": versions()}
-    if "metal" in config.methods:
+    if METAL_METHOD in config.methods:
         key["metal"] = asdict(config.metal)
     return key
 

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-import ui
+from mortar import ui
 from mortar.dataset import DatasetError, load_dataset
 
 st.title("Datasets")

@@ -5,7 +5,7 @@ import io
 import pandas as pd
 import streamlit as st
 
-import ui
+from mortar import ui
 from mortar import metrics, store
 
 st.title("Export")

@@ -4,8 +4,9 @@ round, the knowledge graph around the question, and (MR3/MR4) every version of t
 import pandas as pd
 import streamlit as st
 
-import ui
-from mortar import store
+from mortar import store, ui
+from mortar.context import context_before
+from mortar.vocab import ORIG
 
 st.title("Inspector")
 
@@ -43,16 +44,17 @@ if det is None:
     st.stop()
 
 relation = det["relation"]
-pair = relation in ("MR3", "MR4")
+pair = len(det["test_case_ids"]) > 1  # a group relation: two versions of the question were compared
 st.subheader(f"{relation} detection {ui.md_escape(detection_id)}")
-st.caption(ui.GLOSSARY.get(relation, ""))
+st.caption(ui.help_for(relation))
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Relation", relation)
 c2.metric("Similarity", ui.fmt(det["similarity"]), help=ui.GLOSSARY["similarity"])
 c3.metric("Bug level", det["bug_level"] or "–", help=ui.LEVELS_HELP)
 ec = det["ec_equivalent"]
-c4.metric("EC verdict", "–" if pair and relation == "MR4" or pd.isna(ec) else ("equivalent" if ec else "not equivalent"),
-          help=ui.GLOSSARY["EC"])
+c4.metric("EC verdict", "not checked" if pd.isna(ec) else ("equivalent" if ec else "not equivalent"),
+          help=ui.GLOSSARY["EC"] + " A group detection over both kinds of version, or a method without a context "
+                                   "check, has none.")
 
 question = ui.read(store.seed_question, run_id, det["seed_id"], det["source_round"])
 st.markdown(f"**Seed {ui.md_escape(det['seed_id'])}, round {det['source_round']}:**")
@@ -65,8 +67,7 @@ right.text(det["text_b"])
 
 if pair:
     st.subheader("Every version of the question")
-    st.caption("MR3 compares the EC-true versions with each other, MR4 the EC-true with the EC-false ones; "
-               "'compared' marks the pair that decided the check.")
+    st.caption(ui.help_for(relation) + " 'compared' marks the pair that decided the check.")
     vers = ui.read(store.versions, run_id, det)
     st.dataframe(vers, hide_index=True, width="stretch")
     options = list(range(len(vers)))
@@ -91,7 +92,7 @@ def highlight(column: str, value):
 
 
 st.subheader("Dialogues")
-side_by_side = bool(case and case["perturbation"] != "ORIG")
+side_by_side = bool(case and case["perturbation"] != ORIG)
 left, right = st.columns(2) if side_by_side else (st.container(), None)
 with left:
     st.markdown(f"**Original** — the seed's order (test case {ui.md_escape(orig_id or '–')})")
@@ -142,7 +143,8 @@ graph, why = ui.read(store.seed_graph, run_id, det["seed_id"])
 if graph is None:
     st.warning(f"No knowledge graph to show: {why}.")
 else:
-    available = ui.context_before(graph, dialogue, pos)
+    earlier = dialogue[dialogue["position"] < pos]
+    available = context_before(graph, zip(earlier["source_round"].astype(int), earlier["ec_equivalent"].fillna(True)))
     rg = graph.round(int(row["source_round"]))
     st.markdown("**Decontextualised question** (the question with its context filled in)")
     st.text(rg.decontextualised_question)

@@ -4,7 +4,7 @@ adjudicate where they disagree."""
 import pandas as pd
 import streamlit as st
 
-import ui
+from mortar import ui
 from mortar import labels, store
 
 st.title("Labelling")
@@ -68,7 +68,7 @@ with label_tab:
         st.markdown("**Question**")
         st.text(asked["question"].iloc[0] if not asked.empty else "")
         c1, c2 = st.columns(2)
-        pair = det["relation"] in ("MR3", "MR4")
+        pair = len(det["test_case_ids"]) > 1  # a group relation compared two versions
         c1.markdown("**" + ("Answer in one version" if pair else "SUT answer") + "**")
         c1.text(det["text_a"])
         c2.markdown("**" + ("Answer in another version" if pair else "Reference answer") + "**")

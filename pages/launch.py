@@ -7,9 +7,14 @@ from pathlib import Path
 
 import streamlit as st
 
-import ui
-from mortar.cli import build_parser
+from mortar import ui
+from mortar.config import KG_BACKENDS, RunConfig, problems
 from mortar.dataset import DatasetError, load_dataset
+from mortar.methods import methods
+from mortar.methods.metal import MetalSettings
+from mortar.oracle import DEFAULT_ORACLE, ORACLES, default_threshold
+from mortar.perturb import PerturbationSettings
+from mortar.vocab import DIALOGUE_PERTURBATIONS, ORIG, PERTURBATION_TEXT, RBT
 
 KEY_VARS = {  # what each choice reads from the environment (or .streamlit/secrets.toml); values never shown
     "openai": ["MORTAR_OPENAI_API_KEY", "OPENAI_API_KEY", "MORTAR_OPENAI_BASE_URL", "MORTAR_OPENAI_MODEL"],
@@ -23,15 +28,8 @@ SUT_CHOICES = {
     "groq": "Groq",
     "folder": "a local Hugging Face model folder",
 }
+DEFAULTS = RunConfig()  # the form starts from the engine's defaults
 
-
-def run_options() -> dict:
-    """The `mortar run` options (argparse actions by name): the form offers exactly what the command takes."""
-    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
-    return {a.dest: a for a in sub.choices["run"]._actions}
-
-
-OPTS = run_options()
 st.title("Launch a run")
 st.caption("A run asks the SUT every seed question in order (RBT) and in every perturbed test case (MT), checks "
            "each perturbed question's context (EC) and judges the answers with MR1–MR4. It runs as a background "
@@ -91,89 +89,67 @@ with st.form("launch"):
     sut_model = c2.text_input("Model name or folder",
                               help="openai / groq: the model name (else MORTAR_OPENAI_MODEL / MORTAR_GROQ_MODEL). "
                                    "folder: the path of a Hugging Face model folder. Ignored for local presets.")
-    st.markdown("**Perturbations**")
+    st.markdown("**Test methods**")
+    c1, c2 = st.columns([2, 1])
+    registered = methods()
+    chosen = c1.multiselect("Methods", list(registered), default=list(DEFAULTS.methods),
+                            format_func=lambda n: f"{n} ({registered[n].label})",
+                            help=" ".join(f"{n}: {m.text}" for n, m in registered.items())
+                            + " Several methods run on the same seeds and SUT and are compared in one report.")
+    metal_rate = c2.number_input("METAL rate", min_value=0.05, max_value=0.95, value=DEFAULTS.metal.rate, step=0.05,
+                                 help="Share of a question's words METAL's perturbations change (used by metal).")
+    st.markdown("**Perturbations** (MORTAR)")
     perturbations = st.multiselect(
-        "Dialogue-level perturbations", list(OPTS["perturbations"].choices), default=list(OPTS["perturbations"].default),
-        help="DRS shuffles the rounds, DRR drops some, DRD repeats some, DSR and DSD shuffle a reduction or a "
-             "duplication. Each seed also gives one ORIG test case for RBT.")
+        "Dialogue-level perturbations", list(DIALOGUE_PERTURBATIONS), default=list(DEFAULTS.perturbation.perturbations),
+        help="; ".join(f"{p}: {PERTURBATION_TEXT[p]}" for p in DIALOGUE_PERTURBATIONS)
+             + f". Each seed also gives one {ORIG} test case for {RBT}.")
     c1, c2, c3, c4 = st.columns(4)
-    seed = c1.number_input("Run seed", min_value=0, value=0, step=1, help="Same seed, same test cases.")
-    replicates = c2.number_input("Replicates", min_value=1, value=1, step=1,
+    seed = c1.number_input("Run seed", min_value=0, value=DEFAULTS.run_seed, step=1, help="Same seed, same test cases.")
+    replicates = c2.number_input("Replicates", min_value=1, value=DEFAULTS.perturbation.replicates, step=1,
                                  help="Test cases per seed and perturbation.")
-    reduce_ratio = c3.number_input("Reduce ratio", min_value=0.05, max_value=0.95, value=0.3, step=0.05,
+    reduce_ratio = c3.number_input("Reduce ratio", min_value=0.05, max_value=0.95,
+                                   value=DEFAULTS.perturbation.reduce_ratio, step=0.05,
                                    help="Share of rounds DRR/DSR drop: max(1, floor(ratio·n)).")
-    duplicate_ratio = c4.number_input("Duplicate ratio", min_value=0.05, max_value=0.95, value=0.2, step=0.05,
+    duplicate_ratio = c4.number_input("Duplicate ratio", min_value=0.05, max_value=0.95,
+                                      value=DEFAULTS.perturbation.duplicate_ratio, step=0.05,
                                       help="Share of rounds DRD/DSD repeat: max(1, floor(ratio·n)).")
     st.markdown("**Oracle and context check**")
     c1, c2, c3 = st.columns(3)
-    oracles = list(OPTS["oracle"].choices)
-    oracle = c1.radio("Oracle", oracles, index=oracles.index(OPTS["oracle"].default), horizontal=True,
-                      help="How answers are compared. cosine: similarity of MiniLM sentence embeddings (the paper's); "
-                           "mss: cosine combined with SQuAD exact match and F1, penalising wordy answers"
-                           + ("; answer: reads the answer's polarity, number or entity before comparing."
-                              if "answer" in oracles else "."))
-    threshold = c2.number_input("Threshold ε", min_value=0.0, max_value=1.0, value=OPTS["threshold"].default,
-                                step=0.05, placeholder="the oracle's default",
+    oracles = list(ORACLES)
+    oracle = c1.radio("Oracle", oracles, index=oracles.index(DEFAULT_ORACLE), horizontal=True,
+                      help="How answers are compared. answer (default): reads the answer's polarity, number or entity "
+                           "before comparing; cosine: similarity of MiniLM sentence embeddings (the paper's); mss: "
+                           "cosine combined with SQuAD exact match and F1, penalising wordy answers.")
+    threshold = c2.number_input("Threshold ε", min_value=0.0, max_value=1.0, value=DEFAULTS.threshold, step=0.05,
+                                placeholder="the oracle's default",
                                 help="Answers at least this similar count as the same answer. Empty: the oracle's "
-                                     "default (the paper's 0.6 for cosine and mss).")
-    kg_backend = c3.radio("Knowledge-graph backend", list(OPTS["kg_backend"].choices), horizontal=True,
+                                     + ", ".join(f"{o} {default_threshold(o)}" for o in oracles) + ".")
+    kg_backend = c3.radio("Knowledge-graph backend", list(KG_BACKENDS), horizontal=True,
                           help="For the EC ontology check. spacy: offline (default). llm: the paper's extraction "
                                "pipeline on an LLM endpoint (see the environment variables below).")
-    st.markdown("**Method**")
-    c1, c2 = st.columns([2, 1])
-    methods = list(OPTS["method"].choices)
-    method = c1.radio("Testing method", methods, index=methods.index(OPTS["method"].default), horizontal=True,
-                      help="mortar: multi-turn metamorphic testing (MR1–MR4). metal: the single-turn METAL "
-                           "baseline (perturbed questions). both: the two on the same seeds and SUT.")
-    metal_rate = c2.number_input("METAL rate", min_value=0.05, max_value=0.95, value=float(OPTS["metal_rate"].default),
-                                 step=0.05, help="Share of a question's words METAL's perturbations change (used "
-                                                 "by metal and both).")
     submitted = st.form_submit_button("Start run", type="primary", icon=":material/rocket_launch:")
 
 if submitted:
-    problems = []
-    if not perturbations:
-        problems.append("Choose at least one perturbation.")
     spec = sut_kind
     if sut_kind in ("openai", "groq"):
         spec = f"{sut_kind}:{sut_model.strip()}" if sut_model.strip() else sut_kind
     elif sut_kind == "folder":
         spec = sut_model.strip()
-        if not spec or not Path(spec).is_dir():
-            problems.append("Give the path of a Hugging Face model folder on this machine.")
-    if not problems:
-        from mortar.sut import SutError, make_sut
-
-        try:
-            make_sut(spec)  # checks the spec and the environment; loads nothing
-        except SutError as e:
-            problems.append(str(e))
-    if kg_backend == "llm":
-        from mortar.chat import ChatConfigError
-        from mortar.kg.llm import LlmExtractor
-
-        try:
-            LlmExtractor.from_env().close()
-        except ChatConfigError as e:
-            problems.append(f"LLM knowledge graphs: {e}")
-    try:
-        load_dataset(ui.DATA / dataset)
-    except DatasetError as e:
-        problems.append(str(e))
-    for p in problems:
+    config = RunConfig(
+        dataset=str(ui.DATA / dataset), methods=tuple(chosen) or DEFAULTS.methods, sut=spec, run_seed=int(seed),
+        perturbation=PerturbationSettings(reduce_ratio=float(reduce_ratio), duplicate_ratio=float(duplicate_ratio),
+                                          replicates=int(replicates), perturbations=tuple(perturbations)),
+        metal=MetalSettings(rate=float(metal_rate)), oracle=oracle,
+        threshold=None if threshold is None else float(threshold), kg_backend=kg_backend, limit=int(limit) or None)
+    found = problems(config) if chosen else ["Choose at least one test method."]
+    if sut_kind == "folder" and not Path(spec or ".").is_dir():
+        found.insert(0, "Give the path of a Hugging Face model folder on this machine.")
+    for p in found:
         st.error(ui.md_escape(p))
-    if not problems:
-        args = {"dataset": str(ui.DATA / dataset), "sut": spec, "seed": int(seed), "perturbations": perturbations,
-                "replicates": int(replicates), "reduce_ratio": float(reduce_ratio),
-                "duplicate_ratio": float(duplicate_ratio), "oracle": oracle,
-                "threshold": None if threshold is None else float(threshold),
-                "kg_backend": kg_backend, "limit": int(limit) or None, "method": method}
-        if method in ("metal", "both"):
-            args["metal_rate"] = float(metal_rate)
-        job_id = ui.start_job(args)
+    if not found:
+        job_id = ui.start_job(config)
         st.success(f"Started job {job_id}. Its progress is below; the run's detections appear on the Violations "
                    "page when it is done.")
-
 with st.expander("API keys and endpoints (environment variables)"):
     st.caption("Keys are read from the environment of the dashboard (or .streamlit/secrets.toml) and passed to the "
                "run's process that way; they are never stored in the database nor shown. Set them before "

@@ -6,12 +6,14 @@ import time
 import pandas as pd
 import streamlit as st
 
-import ui
-from mortar import store
+from mortar import store, ui
+from mortar.relations import RELATIONS
+from mortar.vocab import NO_LEVEL, ORIG, RBT
 
 st.title("Violations")
-st.caption("A detection is a violated check: an RBT round answered unlike the gold answer, or a violated metamorphic "
-           "relation (MR1–MR4) on a perturbed dialogue. Pick a row to open it in the inspector.")
+st.caption(f"A detection is a violated check: an {RBT} round answered unlike the gold answer, or a violated relation "
+           "of a test method (MORTAR's metamorphic relations on a perturbed dialogue, METAL's on a perturbed question). "
+           "Pick a row to open it in the inspector.")
 
 runs = ui.read(ui.runs_overview)
 runs = runs[runs["checks"] > 0]
@@ -28,13 +30,13 @@ with st.container(border=True):
     choices = ui.read(store.filter_choices, tuple(run_ids))
     suts = c2.multiselect("SUT", choices["suts"], placeholder="any SUT", key="v-suts")
     relations = c3.multiselect("Relation", choices["relations"], placeholder="any relation", key="v-relations",
-                               help=" ".join(ui.GLOSSARY[k] for k in ("MR1", "MR2", "MR3", "MR4")))
+                               help=" ".join(ui.help_for(k) for k in RELATIONS))
     c1, c2, c3, c4 = st.columns([1, 1, 1, 2])
     perturbations = c1.multiselect("Perturbation", choices["perturbations"], placeholder="any", key="v-perts",
-                                   help="ORIG is the seed as it is (RBT). MR3/MR4 detections match any perturbation "
-                                        "of their group.")
+                                   help=f"{ORIG} is the seed as it is ({RBT}). A group detection matches any "
+                                        "perturbation of its group.")
     levels = c2.multiselect("Bug level", choices["bug_levels"], placeholder="any", key="v-levels",
-                            help=ui.LEVELS_HELP + " 'none': RBT detections have no level.")
+                            help=ui.LEVELS_HELP + f" '{NO_LEVEL}': {RBT} detections have no level.")
     seeds = c3.multiselect("Seed", choices["seeds"], placeholder="any seed", key="v-seeds")
     lo, hi = choices["similarity"]
     lo, hi = min(0.0, float(lo)), max(1.0, float(hi))
@@ -85,8 +87,8 @@ event = st.dataframe(
     column_config={
         "detection_id": col.TextColumn("detection"),
         "seed_id": col.TextColumn("seed"), "source_round": col.NumberColumn("round", help="The seed round j."),
-        "output": col.TextColumn("SUT answer", help="The SUT's answer (MR3/MR4: one answer of the compared pair)."),
-        "reference": col.TextColumn("compared with", help="The reference answer (MR3/MR4: the other answer)."),
+        "output": col.TextColumn("SUT answer", help="The SUT's answer (a group relation: one answer of the compared pair)."),
+        "reference": col.TextColumn("compared with", help="The reference answer (a group relation: the other answer)."),
         "similarity": col.NumberColumn(format="%.3f", help=ui.GLOSSARY["similarity"]),
         "EC": col.TextColumn(help=ui.GLOSSARY["EC"]),
         "bug_level": col.TextColumn("level", help=ui.LEVELS_HELP),

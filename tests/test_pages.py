@@ -78,7 +78,7 @@ def detection_ids(db, run_id, relation=None, ec=None):
 def fake_jobs(monkeypatch):
     """Record what the pages ask mortar.jobs to do instead of starting real runs."""
     calls = []
-    monkeypatch.setattr(jobs, "start", lambda args, db=None: calls.append(("start", args)) or "job-1")
+    monkeypatch.setattr(jobs, "start", lambda config, db=None: calls.append(("start", config)) or "job-1")
     monkeypatch.setattr(jobs, "resume", lambda job_id, db=None: calls.append(("resume", job_id)) or "job-2")
     monkeypatch.setattr(jobs, "cancel", lambda job_id, db=None: calls.append(("cancel", job_id)))
     return calls
@@ -91,8 +91,9 @@ def test_overview_on_an_empty_store_starts_the_demo_run(tmp_path, monkeypatch, f
     at = app()
     assert "demo" in at.info[0].value
     by_label(at.button, "Start the demo run").click().run()
-    assert fake_jobs == [("start", {"dataset": str(SAMPLE), "sut": "smollm2", "limit": 1,
-                                    "perturbations": ["DRS", "DRR"]})]
+    (kind, config), = fake_jobs
+    assert kind == "start" and config.dataset == str(SAMPLE) and config.sut == "smollm2" and config.limit == 1
+    assert config.perturbation.perturbations == ("DRS", "DRR") and config.methods == ("mortar",)
 
 
 def test_overview_lists_runs_with_headline_metrics_and_ppd(db, run_id):
@@ -113,7 +114,7 @@ def test_overview_lists_runs_with_headline_metrics_and_ppd(db, run_id):
 
 
 def test_overview_shows_the_metrics_a_run_stored_rather_than_recomputing_them(db, run_id):
-    import ui
+    from mortar import ui
 
     with store.connect(db) as con:
         cases, _ = store.read_cases_and_verdicts(con, run_id)
@@ -137,10 +138,12 @@ def test_launch_form_starts_a_background_run_with_every_setting(db, fake_jobs):
     by_label(at.radio, "Oracle").set_value("mss")
     by_label(at.button, "Start run").click().run()
     assert not at.exception and not at.error
-    (kind, args), = fake_jobs
-    assert kind == "start" and args["dataset"].endswith("sample_coqa.json") and args["sut"] == "smollm2"
-    assert args["perturbations"] == ["DRS", "DSD"] and args["replicates"] == 2 and args["oracle"] == "mss"
-    assert args["threshold"] == 0.5 and args["limit"] == 2 and args["kg_backend"] == "spacy"
+    (kind, config), = fake_jobs
+    assert kind == "start" and config.dataset.endswith("sample_coqa.json") and config.sut == "smollm2"
+    assert config.perturbation.perturbations == ("DRS", "DSD") and config.perturbation.replicates == 2
+    assert config.oracle == "mss" and config.threshold == 0.5 and config.limit == 2 and config.kg_backend == "spacy"
+    assert config.methods == ("mortar",)
+    assert RunConfig.from_json(config.to_json()) == config  # handed to the background run as JSON, unchanged
     assert "Started job job-1" in at.success[0].value
 
 
@@ -154,7 +157,7 @@ def test_launch_explains_a_missing_key_instead_of_starting(db, fake_jobs, monkey
 
 
 def test_launch_validates_uploads_with_the_loader_and_keeps_good_ones(db, tmp_path, monkeypatch):
-    import ui
+    from mortar import ui
 
     data = tmp_path / "data"
     data.mkdir()
@@ -175,9 +178,9 @@ def test_launch_shows_live_progress_cancels_and_resumes(db, fake_jobs):
     import os
 
     with store.connect(db) as con:  # a running job (this process stands in for it) and one whose process is gone
-        store.write_job(con, "j-gone", args={"dataset": "d.json", "sut": "smollm2"}, status="running", pid=None,
+        store.write_job(con, "j-gone", args=RunConfig(dataset="d.json").to_json(), status="running", pid=None,
                         stage="answering", done=3, total=10)
-        store.write_job(con, "j-live", args={"dataset": "d.json", "sut": "smollm2", "limit": 1}, status="running",
+        store.write_job(con, "j-live", args=RunConfig(dataset="d.json", limit=1).to_json(), status="running",
                         pid=os.getpid(), stage="answering", done=30, total=120, rate=1.5)
     at = app("launch")
     progress = at.get("progress")
@@ -381,14 +384,14 @@ def test_pages_on_an_empty_store_say_what_to_do(tmp_path, monkeypatch):
 
 
 def test_sut_and_dataset_text_is_never_rendered_as_html():
-    for path in [ROOT / "app.py", ROOT / "ui.py", *sorted((ROOT / "pages").glob("*.py"))]:
+    for path in [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]:
         assert "unsafe_allow_html" not in path.read_text(), path
 
 
 def test_figures_export_as_png():
     import plotly.graph_objects as go
 
-    import ui
+    from mortar import ui
 
     assert ui.png_export_available(), "kaleido and Chromium are installed by `make`"
     png = go.Figure(go.Bar(x=["MT", "METAL"], y=[3, 1])).to_image(format="png", width=400, height=300)

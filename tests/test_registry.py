@@ -85,3 +85,21 @@ def test_report_and_metrics_export_show_the_registered_method(toy_run, tmp_path,
     assert toy_rows["NBugs"] == result.metrics["TOY"]["NBugs"] and "unique" in toy_rows
     parts = set(frame[frame["metric"] == "seed_questions_with_bugs"]["method"])
     assert parts == {"MT only", "both", "TOY only"}
+
+
+def test_metrics_page_shows_the_registered_method(toy_run, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import ROOT
+
+    db, result = toy_run
+    monkeypatch.setenv("MORTAR_DB", str(db))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/metrics.py").run()
+    assert not at.exception
+    headline = at.dataframe[0].value.set_index("method")
+    assert headline.loc["TOY", "NBugs"] == result.metrics["TOY"]["NBugs"]
+    unique = next(d.value for d in at.dataframe if "unique_share" in d.value)
+    assert list(unique["method"]) == ["MT", "TOY"]
+    assert any(h.value == "MT vs TOY" for h in at.header)

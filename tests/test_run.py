@@ -133,6 +133,49 @@ def test_unknown_run_id_is_a_user_error(finished, capsys):
     assert "nope" in capsys.readouterr().err
 
 
+def test_the_stored_configuration_is_the_run_config_itself(finished):
+    db, result = finished
+    with store.connect(db, read_only=True) as con:
+        stored = store.stored_config(con, result.run_id)
+    assert stored.run_config == CONFIG and stored.sut_model == "keyword-overlap-v1"
+
+
+def test_an_engine_bug_keeps_its_traceback_instead_of_posing_as_bad_input(finished, monkeypatch):
+    db, _ = finished
+
+    def broken(con, run_id):
+        return {}["missing"]  # a KeyError from inside the engine
+
+    monkeypatch.setattr(store, "read_checks", broken)
+    with pytest.raises(KeyError):  # not "mortar: error: 'missing'" with exit 2
+        main(["report", "latest", "--db", str(db)])
+
+
+def test_bad_run_options_are_all_named_in_one_line_with_exit_2(tmp_path, capsys):
+    from mortar.config import RunConfig, problems
+
+    assert main(["run", "--dataset", str(SAMPLE), "--method", "mortar,nope", "--db", str(tmp_path / "x.duckdb")]) == 2
+    assert "unknown method nope" in capsys.readouterr().err
+    found = problems(RunConfig(dataset=str(tmp_path / "none.json"), threshold=1.5, oracle="judge"),
+                     check_services=False)
+    assert len(found) == 3 and "no such dataset file" in found[0]
+    assert any("threshold 1.5" in p for p in found) and any("unknown oracle 'judge'" in p for p in found)
+    assert problems(RunConfig(dataset=str(SAMPLE)), check_services=False) == []
+    assert not (tmp_path / "x.duckdb").exists()  # nothing written
+
+
+def test_run_config_round_trips_through_json_and_a_config_file(tmp_path, capsys):
+    from mortar.config import RunConfig
+
+    config = RunConfig(dataset=str(SAMPLE), methods="metal,mortar", run_seed=4, limit=1, threshold=0.7)
+    assert config.methods == ("mortar", "metal")  # registry order, whatever order was typed
+    assert RunConfig.from_json(json.dumps(config.to_json())) == config
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**config.to_json(), "oracle": "judge"}))
+    assert main(["run", "--config", str(path), "--db", str(tmp_path / "y.duckdb")]) == 2
+    assert "unknown oracle 'judge'" in capsys.readouterr().err
+
+
 def test_score_answers_cli_calibrates_an_oracle(tmp_path, capsys):
     pairs = tmp_path / "pairs.jsonl"
     rows = [{"question": "Did Ann fly the kite?", "gold": "yes", "candidate": "Yes, she did.", "acceptable": True},

@@ -87,7 +87,7 @@ def test_stored_config_reads_what_the_run_stored_and_none_for_what_it_did_not():
 
 
 def test_no_sql_reads_the_run_configuration_by_json_path():
-    for path in [*(ROOT / "mortar").rglob("*.py"), *(ROOT / "pages").glob("*.py"), ROOT / "ui.py"]:
+    for path in [*(ROOT / "mortar").rglob("*.py"), *(ROOT / "pages").glob("*.py")]:
         assert "json_extract" not in path.read_text(), path
 
 

@@ -54,6 +54,14 @@ class StoredConfig:
         return _text(self._get("method"))
 
     @property
+    def run_config(self):
+        """The RunConfig the run was started with, as is (None for generations and runs of earlier versions)."""
+        from mortar.config import RunConfig
+
+        stored = self._get("run_config")
+        return RunConfig.from_json(stored) if isinstance(stored, Mapping) else None
+
+    @property
     def failed_seeds(self) -> dict:
         """Seeds whose knowledge-graph extraction failed: seed id → the reason."""
         return dict(self._get("failed_seeds") or {})

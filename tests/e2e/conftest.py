@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,15 +26,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def dashboard(tmp_path_factory):
-    """The URL of a freshly started dashboard on an empty store; the server's log is kept in the artifacts."""
+@contextmanager
+def serve(db, log_name: str = "e2e-server.log"):
+    """Start `streamlit run app.py` on a free port with $MORTAR_DB=db; yields its URL, stops it after."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    db = tmp_path_factory.mktemp("e2e") / "e2e.duckdb"
     port = free_port()
     env = {**os.environ, "MORTAR_DB": str(db), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false"}
-    log = open(ARTIFACTS / "e2e-server.log", "w")
+    log = open(ARTIFACTS / log_name, "w")
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
                                "--server.address", "127.0.0.1", "--server.headless", "true",
                                "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
@@ -49,16 +49,26 @@ def dashboard(tmp_path_factory):
             pass
         if time.monotonic() > deadline or server.poll() is not None:
             server.kill()
-            raise RuntimeError(f"the dashboard did not start; see {ARTIFACTS / 'e2e-server.log'}")
+            raise RuntimeError(f"the dashboard did not start; see {ARTIFACTS / log_name}")
         time.sleep(0.5)
-    yield url, db
-    stop_background_runs(db)
-    server.terminate()
     try:
-        server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-    log.close()
+        yield url
+    finally:
+        stop_background_runs(db)
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def dashboard(tmp_path_factory):
+    """The URL of a freshly started dashboard on an empty store; the server's log is kept in the artifacts."""
+    db = tmp_path_factory.mktemp("e2e") / "e2e.duckdb"
+    with serve(db) as url:
+        yield url, db
 
 
 def stop_background_runs(db) -> None:

@@ -5,7 +5,9 @@ every page go to tests/artifacts/."""
 import re
 import time
 
-from tests.e2e.conftest import ARTIFACTS
+import pytest
+
+from tests.e2e.conftest import ARTIFACTS, serve
 
 RUN_TIMEOUT_S = 1800  # SmolLM2 on two free CPU cores: one seed with DRS takes one to two minutes (far more on a busy machine)
 
@@ -141,3 +143,26 @@ def test_launch_inspect_label_in_a_real_browser(dashboard, page):
         shot(page, name)
     assert metric_value(page, "Perturbed rounds") != "0"
     print(f"whole browser session: {time.monotonic() - started:.0f} s")
+
+
+@pytest.mark.parametrize("path", ["", "launch", "violations", "inspector", "labelling", "metrics", "export",
+                                  "datasets", "test_cases"])
+def test_deep_link_as_first_request_goes_through_app_py(tmp_path, browser, path):
+    """A fresh server whose first request is a page URL must still run app.py (st.navigation), not the
+    legacy pages/ auto-navigation that lists raw file names (app, datasets, …) in the sidebar."""
+    with serve(tmp_path / "deeplink.duckdb", f"e2e-server-deeplink-{path or 'root'}.log") as url:
+        context = browser.new_context(viewport={"width": 1440, "height": 1000})
+        page = context.new_page()
+        try:
+            page.goto(f"{url}/{path}")
+            links = page.locator('[data-testid="stSidebarNav"] a')
+            links.filter(has_text="Overview").first.wait_for(timeout=30_000)
+            settle(page)
+            texts = [t.split("\n")[-1].strip() for t in links.all_inner_texts()]
+            assert texts == ["Overview", "Launch", "Violations", "Inspector", "Labelling", "Metrics", "Export",
+                             "Datasets", "Test cases"], texts
+            page.get_by_text("Multi-turn metamorphic testing").first.wait_for()  # app.py's sidebar caption
+            page.get_by_role("heading", name=path.replace("_", " ").capitalize() or "Overview").first.wait_for()
+            assert page.locator('[data-testid="stException"]').count() == 0
+        finally:
+            context.close()

@@ -1,0 +1,37 @@
+"""The Inspector's views of a test case's rounds and their EC verdicts."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+
+def ec_summary(row) -> str:
+    """One line saying what the EC verdict of a round was and why."""
+    if row.get("ec_equivalent") is None or pd.isna(row.get("ec_equivalent")):
+        return "no EC verdict stored"
+    passed = [name for name in ("semantic", "ontology", "story") if bool(row.get(f"ec_{name}"))]
+    if row["ec_equivalent"]:
+        return "equivalent context — " + ("passed: " + ", ".join(passed) if passed else "original order")
+    missing = row.get("ec_missing") or []
+    why = "no check passed"
+    if missing:
+        why += "; the context lacks " + ", ".join(missing)
+    if row.get("ec_follows_ok") is False:
+        why += "; the elliptical question no longer follows the round it continues"
+    return "context not equivalent — " + why
+
+
+def verdict_table(rounds: pd.DataFrame) -> pd.DataFrame:
+    """Rounds as a table with readable EC columns."""
+    def tick(v):
+        return "" if v is None or pd.isna(v) else ("✓" if v else "✗")
+
+    return pd.DataFrame({
+        "pos": rounds["position"], "round": rounds["source_round"], "question": rounds["question"],
+        "SUT answer": rounds["sut_answer"].fillna(rounds["error"].map(lambda e: f"(no answer: {e})" if e else "")),
+        "reference": rounds["reference"], "similarity": rounds["similarity"],
+        "EC": rounds["ec_equivalent"].map(tick), "semantic": rounds["ec_semantic"].map(tick),
+        "ontology": rounds["ec_ontology"].map(tick), "story": rounds["ec_story"].map(tick),
+        "needed (Ḡ_j)": rounds["ec_needed"].map(", ".join), "missing": rounds["ec_missing"].map(", ".join),
+    })
