@@ -23,9 +23,8 @@ from mortar.context import check_case  # noqa: E402
 from mortar.dataset import load_dataset  # noqa: E402
 from mortar.kg.spacy_backend import SpacyExtractor  # noqa: E402
 from mortar.metrics import cohen_kappa  # noqa: E402
-from mortar.perturb import PerturbationSettings  # noqa: E402
+from mortar.perturb import PerturbationSettings, test_cases_for  # noqa: E402
 from mortar.vocab import ORIG  # noqa: E402
-from mortar.run import make_test_cases  # noqa: E402
 
 
 def annotations(path: Path) -> dict[str, dict[int, dict]]:
@@ -55,7 +54,7 @@ def evaluate(path: Path, run_seeds: int, extractor: SpacyExtractor, follow_rule:
     predicted, gold, n_rounds = [], [], 0
     start = time.perf_counter()
     for run_seed in range(run_seeds):
-        for case in make_test_cases(dataset, run_seed, PerturbationSettings()):
+        for case in (c for s in dataset.seeds for c in test_cases_for(s, run_seed, PerturbationSettings())):
             verdicts = check_case(graphs[case.seed_id], case, questions[case.seed_id], follow_rule)
             n_rounds += len(verdicts)
             if case.perturbation == ORIG:

@@ -27,8 +27,8 @@ import torch  # noqa: E402
 
 from mortar.dataset import Dataset, load_dataset  # noqa: E402
 from mortar.execute import execute  # noqa: E402
-from mortar.perturb import PerturbationSettings  # noqa: E402
-from mortar.run import make_test_cases  # noqa: E402
+from mortar.perturb import PerturbationSettings, test_cases_for  # noqa: E402
+
 from mortar.sut import Conversation, SutSettings, Turn, make_sut  # noqa: E402
 from mortar.sut.local import stop_token_ids  # noqa: E402
 
@@ -81,7 +81,7 @@ def main(argv=None) -> None:
 
     full = load_dataset(SAMPLE)
     dataset = Dataset(full.path, full.sha256, full.seeds[:args.seeds])
-    cases = make_test_cases(dataset, args.run_seed, PerturbationSettings())
+    cases = [c for s in dataset.seeds for c in test_cases_for(s, args.run_seed, PerturbationSettings())]
     rounds = sum(len(c.source_rounds) for c in cases)
     sut = make_sut(args.sut, SutSettings(max_new_tokens=args.max_new_tokens), lanes=args.lanes)
     start = time.perf_counter()

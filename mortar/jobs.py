@@ -18,6 +18,7 @@ from pathlib import Path
 from mortar import store
 from mortar.config import RunConfig
 from mortar.errors import InputError
+from mortar.vocab import MORTAR_METHOD
 
 PROGRESS_EVERY_S = 1.0
 
@@ -51,9 +52,11 @@ def job_config(args: dict | str) -> RunConfig:
 
 def describe(config: RunConfig) -> str:
     """One line for a job: what is tested, with what, on how much."""
-    limit = f"first {config.limit} seeds" if config.limit else "all seeds"
-    return (f"{','.join(config.methods)} · SUT {config.sut} · {Path(config.dataset or '?').name} ({limit}) · "
-            f"oracle {config.oracle} · seed {config.run_seed}")
+    limit = f"first {config.limit} seed{'s' if config.limit > 1 else ''}" if config.limit else "all seeds"
+    methods = [f"{m} ({' '.join(config.perturbation.perturbations)})" if m == MORTAR_METHOD else m
+               for m in config.methods]
+    return (f"{', '.join(methods)} · SUT {config.sut} · {Path(config.dataset or '?').name} ({limit}) · "
+            f"oracle {config.oracle} · run seed {config.run_seed}")
 
 
 def cancel(job_id: str, db=None) -> None:

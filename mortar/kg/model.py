@@ -44,11 +44,6 @@ class Graph:
         rels = dict.fromkeys(self.relations + other.relations)
         return Graph(tuple(seen.values()), tuple(rels))
 
-    def restricted_to(self, names) -> "Graph":
-        names = set(names)
-        return Graph(tuple(e for e in self.entities if e.name in names),
-                     tuple(r for r in self.relations if r.source in names and r.target in names))
-
 
 @dataclass(frozen=True)
 class RoundGraph:
