@@ -194,6 +194,19 @@ def ppd(scores: Sequence[float]) -> float:
     return sum(is_true_positive(s) for s in scores) / len(scores)
 
 
+def ppd_by_run(final):
+    """PPD of every labelled run from its final labels (``store.final_labels``: true_positive is None while
+    disputed): run_id, PPD, labelled (decided) and disputed counts."""
+    import pandas as pd
+
+    rows = []
+    for run_id, group in final.groupby("run_id", sort=True):
+        decided = [bool(v) for v in group["true_positive"].dropna()]
+        rows.append({"run_id": run_id, "PPD": sum(decided) / len(decided) if decided else float("nan"),
+                     "labelled": len(decided), "disputed": len(group) - len(decided)})
+    return pd.DataFrame(rows, columns=["run_id", "PPD", "labelled", "disputed"])
+
+
 def report(checks, cases, verdicts) -> dict:
     """Everything ``mortar report`` and the dashboard show for a run: the headline metrics, each method's
     own tables, and with two or more methods the unique bugs and the overlap of seed questions."""

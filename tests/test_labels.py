@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from mortar import labels, store
+from mortar import labels, metrics, store
 from tests.conftest import ROOT
 
 RUN = "run-synthetic"
@@ -122,13 +122,13 @@ def test_labels_upsert_per_detection_and_annotator_and_ppd_follows(tmp_path):
         assert ag.kappa == 0.0
         final = store.final_labels(con, RUN).set_index("detection_id")
         assert final.loc["MR1/1", "decided_by"] == "disputed" and final.loc["MR3/3", "true_positive"]
-        ppd = store.ppd_by_run(con).set_index("run_id")
+        ppd = metrics.ppd_by_run(store.final_labels(con)).set_index("run_id")
         assert ppd.loc[RUN, "PPD"] == 1.0 and ppd.loc[RUN, "disputed"] == 1
     labels.adjudicate(RUN, "MR1/1", False, "carol", "the answer is fine", db=db)
     with store.session(db) as con:
         final = store.final_labels(con, RUN).set_index("detection_id")
         assert final.loc["MR1/1", "decided_by"] == "adjudicated" and not final.loc["MR1/1", "true_positive"]
-        assert store.ppd_by_run(con).set_index("run_id").loc[RUN, "PPD"] == 0.5
+        assert metrics.ppd_by_run(store.final_labels(con)).set_index("run_id").loc[RUN, "PPD"] == 0.5
 
 
 def test_precision_and_kappa_per_method(tmp_path):

@@ -17,7 +17,7 @@ from mortar.store.detections import (NO_LEVEL, SORTABLE, UNKNOWN_SUT, DetectionF
                                      filter_choices, find_detections, run_detections, sut_of_runs)
 from mortar.store.inspector import (case_rounds, detection, original_case_id, seed_graph, seed_question, story,
                                     test_case, versions)
-from mortar.store.labelling import annotators, final_labels, label_of, ppd_by_run, read_adjudications, read_labels
+from mortar.store.labelling import annotators, final_labels, label_of, read_adjudications, read_labels
 from mortar.store.reads import (UnknownRun, detections_export, list_jobs, read_cases_and_verdicts, read_checks,
                                 read_graphs, read_job, read_run_metrics, read_runs, resolve_run_id, rounds_export,
                                 run_config, stored_answers, stored_config, stored_configs, test_case_rounds)
@@ -38,6 +38,6 @@ __all__ = [
     "detections_export", "stored_answers", "list_jobs", "read_job",
     "NO_LEVEL", "SORTABLE", "UNKNOWN_SUT", "DetectionFilter", "find_detections", "filter_choices", "sut_of_runs",
     "run_detections", "detection_relations",
-    "read_labels", "read_adjudications", "label_of", "annotators", "final_labels", "ppd_by_run",
+    "read_labels", "read_adjudications", "label_of", "annotators", "final_labels",
     "detection", "case_rounds", "test_case", "original_case_id", "story", "seed_question", "seed_graph", "versions",
 ]

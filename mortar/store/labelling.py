@@ -60,11 +60,3 @@ def final_labels(con, run_id: str | None = None) -> pd.DataFrame:
     if run_id:
         clause, params = "WHERE run_id = ?", params + [run_id]
     return con.execute(f"SELECT * FROM ({_FINAL_LABELS}) {clause} ORDER BY run_id, detection_id", params).df()
-
-
-def ppd_by_run(con) -> pd.DataFrame:
-    """PPD of every labelled run from the final labels: run_id, PPD, labelled (decided) and disputed counts."""
-    return con.execute(f"""
-        SELECT run_id, avg(CAST(true_positive AS DOUBLE)) AS PPD, count(true_positive) AS labelled,
-               count(*) - count(true_positive) AS disputed
-        FROM ({_FINAL_LABELS}) GROUP BY run_id ORDER BY run_id""", [TRUE_POSITIVE_BELOW, TRUE_POSITIVE_BELOW]).df()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from mortar import labels, store
+from mortar import labels, metrics, store
 from mortar.ui.access import WRITE_WAIT_S, read
 from mortar.ui.text import fmt, help_for, md_escape
 from mortar.vocab import SCORE_MAX, SCORE_MIN, TRUE_POSITIVE_BELOW, is_true_positive
@@ -61,7 +61,7 @@ def label_form(run_id: str, detection_id: str, key: str) -> bool:
 
 
 def run_ppd(con, run_id: str) -> tuple[float, int, int]:
-    frame = store.ppd_by_run(con)
+    frame = metrics.ppd_by_run(store.final_labels(con))
     frame = frame[frame["run_id"] == run_id]
     if frame.empty:
         return float("nan"), 0, 0

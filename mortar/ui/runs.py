@@ -72,7 +72,7 @@ def runs_overview(con) -> pd.DataFrame:
     for column in [c for c in columns if c not in counts] + ["threshold"]:
         frame[column] = frame[column].astype("float64")
     frame["created_at"] = runs["created_at"]  # keeps the store's datetime type on an empty store too
-    ppd = store.ppd_by_run(con)
+    ppd = metrics.ppd_by_run(store.final_labels(con))
     frame = frame.merge(ppd[["run_id", "PPD", "labelled"]], on="run_id", how="left")
     frame["labelled"] = frame["labelled"].fillna(0).astype(int)
     return frame
