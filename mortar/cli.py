@@ -13,10 +13,12 @@ from mortar.config import KG_BACKENDS, RunConfig, make_extractor, validate
 from mortar.dataset import load_dataset
 from mortar.errors import InputError
 from mortar.methods.metal import MetalSettings
+from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
-from mortar.vocab import (ALL_METHODS, DIALOGUE_PERTURBATIONS, DUPLICATE_RATIO, LEVELS, METAL_RATE, MORTAR_METHOD, RBT,
-                          REDUCE_RATIO)
+from mortar.vocab import (ALL_METHODS, DIALOGUE_PERTURBATIONS, DUPLICATE_RATIO, LEVELS, METAL_RATE, MORTAR_METHOD,
+                          NOISE_LOCATIONS, PERSONA_RELATIONS, QUESTION_AND_HISTORY, RBT, REDUCE_RATIO,
+                          SELECTION_CANDIDATES)
 
 EXIT_USER_ERROR = 2
 
@@ -99,8 +101,11 @@ def config_from(args) -> RunConfig:
     if not args.dataset:
         raise UserError("--dataset is required (or --config FILE)")
     try:
+        persona = PersonaSettings(relations=tuple(args.persona_relations), noise_locations=tuple(args.noise_locations),
+                                  noise_names=not args.keep_names, selection=args.selection is not None,
+                                  candidates=args.selection or SELECTION_CANDIDATES)
         return RunConfig(dataset=args.dataset, methods=args.method, sut=args.sut, run_seed=args.seed,
-                         perturbation=settings_from(args), metal=MetalSettings(rate=args.metal_rate),
+                         perturbation=settings_from(args), metal=MetalSettings(rate=args.metal_rate), persona=persona,
                          oracle=args.oracle, threshold=args.threshold, kg_backend=args.kg_backend, limit=args.limit)
     except ValueError as e:  # an unknown method name
         raise UserError(f"--method: {e}") from None
@@ -142,28 +147,20 @@ def cmd_run(args) -> None:
     print(f"  details: mortar report {result.run_id}")
 
 
-def _run_data(con, run_id: str):
-    from mortar import store
-
-    run_id = store.resolve_run_id(con, run_id)
-    config = store.run_config(con, run_id)
-    cases, verdicts = store.read_cases_and_verdicts(con, run_id)
-    return run_id, config, store.read_checks(con, run_id), cases, verdicts
-
-
 def cmd_report(args) -> None:
     import pandas as pd
 
     from mortar import store
     from mortar.labels import precision_by_method
-    from mortar.metrics import report
+    from mortar.metrics import run_report
 
     with store.connect(args.db, read_only=True) as con:
-        run_id, config, checks, cases, verdicts = _run_data(con, args.run_id)
+        run_id = store.resolve_run_id(con, args.run_id)
+        config = store.run_config(con, run_id)
+        r = run_report(con, run_id)
         precision = precision_by_method(con, run_id)
-    if not checks:
+    if not any(m["detections"] for m in r["metrics"].values()):
         raise UserError(f"run {run_id} has no results yet (a `mortar generate` run, or one still in progress)")
-    r = report(checks, cases, verdicts)
     kg = config.get("kg", {})
     print(f"run {run_id}: SUT {config.get('sut', {}).get('model')}, oracle {config.get('oracle')} "
           f"(ε = {config.get('threshold')}), context check {kg.get('model')}")
@@ -196,10 +193,8 @@ def _table(frame) -> str:
 
 
 def cmd_export(args) -> None:
-    import pandas as pd
-
     from mortar import store
-    from mortar.metrics import metric_rows, report
+    from mortar.metrics import metrics_frame
 
     with store.connect(args.db, read_only=True) as con:
         run_id = store.resolve_run_id(con, args.run_id)
@@ -208,9 +203,7 @@ def cmd_export(args) -> None:
         elif args.what == "detections":
             frame = store.detections_export(con, run_id)
         else:
-            _, _, checks, cases, verdicts = _run_data(con, run_id)
-            frame = pd.DataFrame(metric_rows(report(checks, cases, verdicts)))
-            frame.insert(0, "run_id", run_id)
+            frame = metrics_frame(con, run_id)
     write_frame(frame, args.out, args.format)
     print(f"{len(frame)} {args.what} rows of run {run_id} → {args.out}")
 
@@ -301,6 +294,15 @@ def build_parser() -> argparse.ArgumentParser:
                           "run on the same seeds and SUT and are compared in one report")
     run.add_argument("--metal-rate", type=_ratio, default=METAL_RATE,
                      help=f"share of a question's words METAL's perturbations change (default {METAL_RATE})")
+    run.add_argument("--persona-relations", nargs="+", choices=PERSONA_RELATIONS, default=list(PERSONA_RELATIONS),
+                     metavar="R", help=f"persona method: relations to test (default: all of {' '.join(PERSONA_RELATIONS)})")
+    run.add_argument("--noise-locations", nargs="+", choices=NOISE_LOCATIONS, default=list(NOISE_LOCATIONS),
+                     metavar="L", help="persona method: where P3's swap noise goes (default: all of "
+                                       f"{' '.join(NOISE_LOCATIONS)}; '{QUESTION_AND_HISTORY}' = question and history)")
+    run.add_argument("--keep-names", action="store_true", help="persona method: P3's noise leaves names as written")
+    run.add_argument("--selection", nargs="?", type=_positive, const=SELECTION_CANDIDATES, default=None, metavar="K",
+                     help="persona method: also rank the gold answer among K distractors by the SUT's likelihood "
+                          f"(hits@1, MRR; local SUTs only; K defaults to {SELECTION_CANDIDATES})")
     run.add_argument("--job", help=argparse.SUPPRESS)  # set by the dashboard for a background run
     add_perturbation_options(run)
     run.set_defaults(func=cmd_run)

@@ -11,10 +11,12 @@ from pathlib import Path
 from mortar.errors import InputError
 from mortar.methods import parse_methods
 from mortar.methods.metal import MetalSettings
+from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
 from mortar.sut import DEFAULT_SUT
-from mortar.vocab import DIALOGUE_PERTURBATIONS, MORTAR_METHOD, QUESTION_PERTURBATIONS
+from mortar.vocab import (DIALOGUE_PERTURBATIONS, MORTAR_METHOD, NOISE_LOCATIONS, PERSONA_METHOD, PERSONA_RELATIONS,
+                          QUESTION_PERTURBATIONS)
 
 KG_BACKENDS = ("spacy", "llm")  # offline spaCy + coreferee (default), or the paper's LLM pipeline
 
@@ -35,6 +37,7 @@ class RunConfig:
     run_seed: int = 0  # same seed, same test cases
     perturbation: PerturbationSettings = field(default_factory=PerturbationSettings)  # MORTAR's
     metal: MetalSettings = field(default_factory=MetalSettings)  # METAL's
+    persona: PersonaSettings = field(default_factory=PersonaSettings)  # the persona-centric relations'
     oracle: str = DEFAULT_ORACLE  # 'cosine' and 'mss' are the paper's oracles (ε = 0.6)
     threshold: float | None = None  # None: the oracle's own default
     kg_backend: str = KG_BACKENDS[0]  # knowledge graphs for the context check
@@ -57,7 +60,12 @@ class RunConfig:
         metal = dict(data.get("metal") or {})
         if "perturbations" in metal:
             metal["perturbations"] = tuple(metal["perturbations"])
-        return cls(**{**data, "perturbation": PerturbationSettings(**perturbation), "metal": MetalSettings(**metal)})
+        persona = dict(data.get("persona") or {})
+        for key in ("relations", "noise_locations"):
+            if key in persona:
+                persona[key] = tuple(persona[key])
+        return cls(**{**data, "perturbation": PerturbationSettings(**perturbation), "metal": MetalSettings(**metal),
+                      "persona": PersonaSettings(**persona)})
 
 
 def problems(config: RunConfig, check_services: bool = True) -> list[str]:
@@ -90,6 +98,13 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
     unknown = [x for x in config.metal.perturbations if x not in QUESTION_PERTURBATIONS]
     if unknown:
         found.append(f"unknown METAL perturbation {', '.join(unknown)}; choose from {', '.join(QUESTION_PERTURBATIONS)}")
+    for name, chosen, known in (("persona relation", config.persona.relations, PERSONA_RELATIONS),
+                                ("noise location", config.persona.noise_locations, NOISE_LOCATIONS)):
+        unknown = [x for x in chosen if x not in known]
+        if unknown:
+            found.append(f"unknown {name} {', '.join(unknown)}; choose from {', '.join(known)}")
+    if config.persona.candidates < 1:
+        found.append(f"selection candidates {config.persona.candidates} is not a positive integer")
     for name, value in (("reduce ratio", p.reduce_ratio), ("duplicate ratio", p.duplicate_ratio),
                         ("METAL rate", config.metal.rate)):
         if not 0.0 < value < 1.0:
@@ -114,9 +129,14 @@ def _service_problems(config: RunConfig) -> list[str]:
     from mortar.sut import SutError, make_sut
 
     try:
-        make_sut(config.sut)  # checks the spec and the environment; loads nothing
+        sut = make_sut(config.sut)  # checks the spec and the environment; loads nothing
     except SutError as e:
         found.append(str(e))
+    else:
+        from mortar.sut.local import LocalSUT
+
+        if config.persona.selection and PERSONA_METHOD in config.methods and not isinstance(sut, LocalSUT):
+            found.append("--selection needs a local model's token probabilities; the SUT is an HTTP endpoint")
     if config.kg_backend == "llm":
         from mortar.chat import ChatConfigError
 

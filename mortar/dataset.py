@@ -61,11 +61,15 @@ class TestCase:
     source_rounds: tuple[int, ...]
     replaced: tuple[tuple[int, str], ...] = ()  # (position, question) asked instead of the seed's (METAL)
     target_round: int | None = None  # single-turn methods: the seed round whose question is changed
+    story: str | None = None  # the grounding asked with instead of the seed's story (None: the seed's)
 
     @property
     def test_case_id(self) -> str:
         """seed/perturbation/replicate, or seed/perturbation/round for a single-turn method's case."""
         return f"{self.seed_id}/{self.perturbation}/{self.replicate if self.target_round is None else self.target_round}"
+
+    def story_of(self, seed: "Seed") -> str:
+        return seed.story if self.story is None else self.story
 
     def question_at(self, seed: "Seed", position: int) -> str:
         """The question asked at a 1-based position."""

@@ -56,6 +56,7 @@ class _Node:
     """A conversation prefix: the story (root) or the story plus the questions on the path to this node."""
 
     seed: Seed
+    story: str  # the grounding the SUT is given: the seed's story, or a test case's version of it
     parent: _Node | None = None
     question: str | None = None
     depth: int = 0
@@ -78,16 +79,17 @@ def execute(seeds: Iterable[Seed], cases: Iterable[TestCase], sut: SUT, db=None,
 
 
 def build_tree(seeds: Iterable[Seed], cases: Iterable[TestCase]) -> list[_Node]:
-    """One root per seed; test cases asking the same questions in the same order share their nodes."""
+    """One root per seed and story; test cases asking the same questions in the same order share their nodes."""
     by_id = {s.id: s for s in seeds}
-    roots: dict[str, _Node] = {}
+    roots: dict[tuple[str, str], _Node] = {}
     for case in cases:
         seed = by_id[case.seed_id]
-        node = roots.setdefault(seed.id, _Node(seed))
+        story = case.story_of(seed)
+        node = roots.setdefault((seed.id, story), _Node(seed, story))
         for position in range(1, len(case.source_rounds) + 1):
             question = case.question_at(seed, position)
             if question not in node.children:
-                node.children[question] = _Node(seed, node, question, node.depth + 1)
+                node.children[question] = _Node(seed, story, node, question, node.depth + 1)
             node = node.children[question]
             node.rounds.append((case.test_case_id, position))
     for root in roots.values():
@@ -186,7 +188,7 @@ class _Execution:
         parent = node.parent
         history = () if parent.conversation is None else (
             *parent.conversation.history, Turn(parent.question, parent.answer.text))
-        node.conversation = Conversation(node.seed.story, history, node.question)
+        node.conversation = Conversation(node.story, history, node.question)
         known = self.known.get(node.conversation.hash)
         if known is None:
             self.ready.append(node)

@@ -163,6 +163,19 @@ def bugs_per_perturbation(checks, relations) -> list[dict]:
     return [{"perturbation": p, "bugs": n, "share": n / total} for p, n in sorted(counts.items())]
 
 
+def per_kind(checks, relations) -> list[dict]:
+    """Per relation and kind of test case (a perturbation, a noise location): checks, bugs and Rate+."""
+    rows: dict[tuple[str, str], list[int]] = {}
+    for c in checks:
+        if c.relation in relations:
+            for kind in c.perturbations:
+                counts = rows.setdefault((c.relation, kind), [0, 0])
+                counts[0] += 1
+                counts[1] += c.violated
+    return [{"relation": rel, "version": kind, "checks": n, "bugs": bugs, "Rate+": bugs / n}
+            for (rel, kind), (n, bugs) in sorted(rows.items())]
+
+
 def bugs_per_relation(checks, relations) -> list[dict]:
     """Per relation: checks, bugs, Rate+, share of the method's bugs (Table VIII)."""
     all_bugs = sum(c.violated for c in checks if c.relation in relations)
@@ -207,12 +220,43 @@ def ppd_by_run(final):
     return pd.DataFrame(rows, columns=["run_id", "PPD", "labelled", "disputed"])
 
 
-def report(checks, cases, verdicts) -> dict:
+def selection_summary(selections: dict) -> list[dict]:
+    """Response selection per version (ORIG, each persona version): rounds, hits@1 and MRR of the gold answer,
+    and how far "the SUT ranks the gold answer first" agrees with the answer oracle accepting the SUT's own
+    generated answer on the same rounds (share of agreeing rounds and Cohen's kappa)."""
+    by_version: dict[str, list[dict]] = {}
+    for row in selections.values():
+        by_version.setdefault(row["perturbation"], []).append(row)
+    rows = []
+    for version in sorted(by_version, key=lambda v: (v != ORIG, v)):
+        ranks = [int(r["gold_rank"]) for r in by_version[version]]
+        judged = [(int(r["gold_rank"]) == 1, bool(r["oracle_pass"])) for r in by_version[version]
+                  if r["oracle_pass"] is not None and r["oracle_pass"] == r["oracle_pass"]]
+        first, accepted = (list(x) for x in zip(*judged)) if judged else ([], [])
+        rows.append({"version": version, "rounds": len(ranks), "hits@1": sum(x == 1 for x in ranks) / len(ranks),
+                     "MRR": sum(1 / x for x in ranks) / len(ranks),
+                     "agreement": sum(x == y for x, y in judged) / len(judged) if judged else float("nan"),
+                     "kappa": cohen_kappa(first, accepted) if judged else float("nan")})
+    return rows
+
+
+def report(checks, cases, verdicts, selections: dict | None = None) -> dict:
     """Everything ``mortar report`` and the dashboard show for a run: the headline metrics, each method's
-    own tables, and with two or more methods the unique bugs and the overlap of seed questions."""
+    own tables, response selection when it ran, and with two or more methods the unique bugs and the overlap
+    of seed questions."""
+    from mortar.methods import Table
+
     ran = methods_in(cases)
     result = {"metrics": run_metrics(checks, cases),
               "tables": [t for m in ran if m.tables for t in m.tables(checks, cases, verdicts)]}
+    if selections:
+        result["selection"] = selection_summary(selections)
+        result["tables"].append(Table(
+            "selection", "Response selection: hits@1 and MRR of the gold answer per version",
+            "The SUT ranks the gold answer among distractors by its own likelihood (no judge, no threshold). "
+            "agreement / kappa: how often 'gold ranked first' agrees with the answer oracle accepting the SUT's "
+            "generated answer on the same rounds.",
+            result["selection"]))
     if len(ran) >= 2:
         result["uniqueness"] = uniqueness(checks, ran)
         result["overlap"] = overlap(checks, ran)
@@ -228,6 +272,8 @@ def metric_rows(report: dict) -> list[dict]:
         rows += [{"method": row["method"], "metric": k, "value": v} for k, v in row.items() if k.startswith("unique")]
     rows += [{"method": part, "metric": "seed_questions_with_bugs", "value": n}
              for part, n in report.get("overlap", {}).items()]
+    rows += [{"method": f"selection {row['version']}", "metric": k, "value": v}
+             for row in report.get("selection", ()) for k, v in row.items() if k != "version"]
     return rows
 
 
@@ -235,3 +281,20 @@ def method_labels() -> list[str]:
     """RBT and the report label of every registered method, in registry order."""
     return [RBT] + [m.label for m in methods().values()]
 
+
+
+def run_report(con, run_id: str) -> dict:
+    """The report of a stored run, read from the store (``con``)."""
+    from mortar import store
+
+    cases, verdicts = store.read_cases_and_verdicts(con, run_id)
+    return report(store.read_checks(con, run_id), cases, verdicts, store.read_selections(con, run_id))
+
+
+def metrics_frame(con, run_id: str):
+    """A stored run's metrics as rows (run_id, method, metric, value): the metrics export."""
+    import pandas as pd
+
+    frame = pd.DataFrame(metric_rows(run_report(con, run_id)))
+    frame.insert(0, "run_id", run_id)
+    return frame

@@ -52,6 +52,8 @@ class Judging:
     oracle: object  # similarity(question, reference, candidate), agreement(question, a, b)
     threshold: float
     references: dict[int, str] = field(default_factory=dict)  # source round → gold, else the RBT output
+    orig_cases: list[TestCase] = field(default_factory=list)  # the seed as it is, for invariance against ORIG
+    selections: dict = field(default_factory=dict)  # (test_case_id, position) → response-selection row
 
     def answer(self, case: TestCase, position: int) -> str | None:
         out = self.answers.get((case.test_case_id, position))
@@ -109,7 +111,7 @@ register_relation(Relation(
 
 
 def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECVerdict | None]],
-          answers: dict, oracle, threshold: float) -> list[Check]:
+          answers: dict, oracle, threshold: float, selections: dict | None = None) -> list[Check]:
     """All checks of a run: RBT on the ORIG cases, and each method's relations on the test cases it made,
     with bug levels on every detection but RBT's.
 
@@ -132,7 +134,7 @@ def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECV
             if method is not None:
                 by_method.setdefault(method, []).append(case)
         for method, mine in by_method.items():
-            judging = Judging(seed, mine, verdicts, answers, oracle, threshold, refs)
+            judging = Judging(seed, mine, verdicts, answers, oracle, threshold, refs, orig, selections or {})
             for name in method.relations:
                 judged += RELATIONS[name].judge(judging)
         checks += rbt + with_levels(judged, {c.source_round for c in rbt if c.violated}, any(c.violated for c in rbt))

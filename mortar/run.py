@@ -23,7 +23,7 @@ from mortar.kg.model import DialogueGraph, ExtractionError
 from mortar.methods import Made, Making, methods
 from mortar.oracle import Oracle, default_threshold
 from mortar.perturb import PerturbationSettings, original_case
-from mortar.vocab import METAL_METHOD, MORTAR_METHOD
+from mortar.vocab import METAL_METHOD, MORTAR_METHOD, ORIG, PERSONA_METHOD
 
 log = logging.getLogger(__name__)
 
@@ -82,13 +82,13 @@ def knowledge_graphs(dataset: Dataset, extractor, db=None, progress=None) -> tup
 
 
 def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None, progress=None,
-                    oracle=None) -> tuple[list, list[TestCase], dict, dict[str, str], tuple[str, ...]]:
+                    oracle=None, pool=None) -> tuple[list, list[TestCase], dict, dict[str, str], tuple[str, ...]]:
     """Seeds → knowledge graphs → ORIG and the chosen methods' test cases, seed by seed in registry order.
 
     Returns the seeds kept, the test cases, their EC verdicts, the failed seeds and the methods' notes."""
     graphs, failed = knowledge_graphs(dataset, extractor, db, progress)
     seeds = [s for s in dataset.seeds if s.id not in failed]
-    making = Making(seeds, config.run_seed, config, graphs, oracle)
+    making = Making(seeds, config.run_seed, config, graphs, oracle, list(pool or dataset.seeds))
     made: list[Made] = [m.make_cases(making) for name, m in methods().items() if name in config.methods]
     cases, verdicts = [], {}
     for seed in seeds:  # ORIG first, then each method's cases: the order the executor's prefix tree grows in
@@ -173,6 +173,8 @@ def run_key(config: RunConfig, extractor, sut, threshold: float) -> dict:
            "oracle": config.oracle, "threshold": threshold, "limit": config.limit, "versions": versions()}
     if METAL_METHOD in config.methods:
         key["metal"] = asdict(config.metal)
+    if PERSONA_METHOD in config.methods:
+        key["persona"] = asdict(config.persona)
     return key
 
 
@@ -184,7 +186,8 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     from mortar.relations import judge
     from mortar.sut import make_sut
 
-    dataset = limited(dataset or load_dataset(config.dataset), config.limit)
+    full = dataset or load_dataset(config.dataset)
+    dataset = limited(full, config.limit)
     sut = sut or make_sut(config.sut)
     extractor = extractor or make_extractor(config.kg_backend)
     oracle = Oracle(config.oracle)
@@ -192,21 +195,23 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     key = run_key(config, extractor, sut, threshold)
     run_id = run_id_for("run", dataset, config.run_seed, key)
     # 1. seeds → knowledge graphs → ORIG and every method's test cases (MORTAR's with their EC verdicts)
-    seeds, cases, verdicts, failed, notes = make_test_cases(dataset, config, db, extractor, progress, oracle)
+    seeds, cases, verdicts, failed, notes = make_test_cases(dataset, config, db, extractor, progress, oracle, full.seeds)
     stored = {**key, "failed_seeds": failed, "run_config": config.to_json()}
     _store_run(db, run_id, "run", dataset, config.run_seed, stored, cases, verdicts, "running")
     try:
         # 2. the SUT answers every round; answers are stored as they come and read back on a re-run
         answers = execute(seeds, cases, sut, db=db, progress=_stage(progress, "answering"))
+        # 2b. response selection (persona method, local SUTs): the gold answer's rank by the SUT's likelihood
+        selections = _selection(config, seeds, cases, answers, sut, full.seeds, oracle, threshold, db, run_id, progress)
         # 3. reference-based testing and every method's relations
         if progress:
             progress(0, 1, {"stage": "judging"})
-        checks = judge(seeds, cases, verdicts, answers, oracle, threshold)
+        checks = judge(seeds, cases, verdicts, answers, oracle, threshold, selections)
     except BaseException:
         with store.connect(db) as con:
             store.write_run_status(con, run_id, "interrupted")
         raise
-    figures = report(checks, cases, verdicts)
+    figures = report(checks, cases, verdicts, selections)
     with store.connect(db) as con:
         con.begin()
         store.write_outputs(con, run_id, _round_rows(cases, answers, checks))
@@ -216,6 +221,21 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
         con.commit()
     errored = sum(a.text is None for a in answers.values())
     return RunResult(run_id, figures["metrics"], failed, errored, threshold, notes)
+
+
+def _selection(config, seeds, cases, answers, sut, pool, oracle, threshold, db, run_id, progress) -> dict:
+    if PERSONA_METHOD not in config.methods or not config.persona.selection:
+        return {}
+    from mortar.methods import methods
+    from mortar.selection import select
+
+    persona = methods()[PERSONA_METHOD]
+    chosen = [c for c in cases if c.perturbation == ORIG or c.perturbation in persona.perturbations]
+    rows = select(seeds, chosen, answers, sut, pool, config.persona.candidates, config.run_seed, oracle, threshold,
+                  progress)
+    with store.connect(db) as con:
+        store.write_selections(con, run_id, list(rows.values()))
+    return rows
 
 
 def _stage(progress, stage: str):

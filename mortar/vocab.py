@@ -30,17 +30,29 @@ QUESTION_PERTURBATIONS = (SYN, ADD, TYPO, LEET)
 METAL_RATE = 0.2  # share of a question's words (characters for leet) METAL changes
 METAL_REVERT_BELOW = 0.8  # the semantics-preserving constraint: embedding cosine to the original question
 
+# The persona-centric relations' test cases (there the grounding is a persona, here the story)
+P1, P2, P3 = "P1", "P2", "P3"  # synonymous grounding, interference, character-level swap noise
+STORY, HISTORY, QUESTION, QUESTION_AND_HISTORY = "story", "history", "question", "both"
+NOISE_LOCATIONS = (STORY, HISTORY, QUESTION, QUESTION_AND_HISTORY)  # where P3's noise goes
+NOISE_KINDS = {location: f"{P3}-{location}" for location in NOISE_LOCATIONS}  # P3's test cases, per location
+PERSONA_PERTURBATIONS = (P1, P2, *NOISE_KINDS.values())
+PERSONA_REWRITE_ABOVE = 0.85  # P1 keeps a rewritten sentence only this close (embedding cosine) to the original
+SELECTION_CANDIDATES = 9  # response selection: distractors ranked beside the gold answer
+
 # -- relations -------------------------------------------------------------------------------------
 RBT = "RBT"  # reference-based testing: the ORIG answer against the gold answer
 MR1, MR2, MR3, MR4 = "MR1", "MR2", "MR3", "MR4"
 MORTAR_RELATIONS = (MR1, MR2, MR3, MR4)
 METAL = "METAL"  # the baseline's relation: a perturbed question's answer still matches the reference
+PERSONA_RELATIONS = (P1, P2, P3)  # the answers stay the same under the version of grounding or context
+SEL = "SEL"  # response selection: the candidate the SUT ranks first stays the same in every version
 
 # -- methods ---------------------------------------------------------------------------------------
 # A method has a name on the command line and a label in the report (the paper's "MT" for MORTAR).
-MORTAR_METHOD, METAL_METHOD = "mortar", "metal"
+MORTAR_METHOD, METAL_METHOD, PERSONA_METHOD = "mortar", "metal", "persona"
 MT = "MT"
-BUILTIN_METHODS = (MORTAR_METHOD, METAL_METHOD)  # in the order the report shows them
+PERSONA = "PERSONA"  # the persona-centric relations' label in the report
+BUILTIN_METHODS = (MORTAR_METHOD, METAL_METHOD, PERSONA_METHOD)  # in the order the report shows them
 ALL_METHODS = "all"  # `--method all`: every registered method
 
 # -- bug levels, relative to RBT -------------------------------------------------------------------

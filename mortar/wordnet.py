@@ -51,14 +51,15 @@ def _synset_words(pos: str, offset: int) -> list[str]:
 
 
 @lru_cache(maxsize=20000)
-def synonyms(lemma: str, pos: str) -> tuple[str, ...]:
-    """Other words of the lemma's synsets, most frequent sense first (spaces for multi-word lemmas)."""
+def synonyms(lemma: str, pos: str, senses: int | None = None) -> tuple[str, ...]:
+    """Other words of the lemma's synsets, most frequent sense first (spaces for multi-word lemmas);
+    ``senses``: only the most frequent ones (1: the first sense's words, the safest paraphrases)."""
     pos_file = POS_FILES.get(pos)
     if pos_file is None:
         return ()
     key = lemma.lower().replace(" ", "_")
     found: list[str] = []
-    for offset in _index(pos_file).get(key, ()):
+    for offset in _index(pos_file).get(key, ())[:senses]:
         for word in _synset_words(pos_file, offset):
             word = word.split("(")[0]  # adjective markers such as "(a)"
             if word.lower() != key and word not in found:

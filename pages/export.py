@@ -16,12 +16,6 @@ runs = ui.read(ui.runs_overview)
 run_id = ui.pick_run_or_stop(runs, key="e-run", with_checks=False)
 
 
-def metrics_frame(con, run_id):
-    checks = store.read_checks(con, run_id)
-    cases, verdicts = store.read_cases_and_verdicts(con, run_id)
-    frame = pd.DataFrame(metrics.metric_rows(metrics.report(checks, cases, verdicts)))
-    frame.insert(0, "run_id", run_id)
-    return frame
 
 
 def labels_frame(con, run_id):
@@ -36,7 +30,7 @@ WHAT = {
     "detections": ("Detections", "violated checks with relation, perturbations, compared texts, bug level",
                    store.detections_export),
     "labels": ("Labels", "every annotator's score and note, and each detection's final label", labels_frame),
-    "metrics": ("Metrics", "NBugs, RETC, BPTC, Rate+, L1–L3 and CV of RBT and MT", metrics_frame),
+    "metrics": ("Metrics", "NBugs, RETC, BPTC, Rate+, L1–L3 and CV of RBT and MT", metrics.metrics_frame),
 }
 FORMATS = {"CSV": ("csv", "text/csv"), "Parquet": ("parquet", "application/vnd.apache.parquet"),
            "JSON": ("json", "application/json")}

@@ -155,8 +155,19 @@ else:
     st.caption(f"{len(available)} entities in the context before this position; knowledge graphs by "
                f"{graph.backend} ({graph.model}).")
 
-with st.expander("Story"):
-    st.text(ui.read(store.story, run_id, det["seed_id"]))
+seed_story = ui.read(store.story, run_id, det["seed_id"])
+if case and case["story"]:  # the test case asked with its own version of the story
+    st.subheader("Story: the seed's and the version asked")
+    st.caption("Words that differ are highlighted on both sides.")
+    before, after = ui.word_diff(seed_story, case["story"])
+    left, right = st.columns(2)
+    left.markdown("**Seed story**")
+    left.markdown(before)
+    right.markdown(f"**Asked with** ({ui.md_escape(case['perturbation'])})")
+    right.markdown(after)
+else:
+    with st.expander("Story"):
+        st.text(seed_story)
 
 st.subheader("Label this detection")
 ui.quick_label(run_id, detection_id, key="i-label")

@@ -26,11 +26,7 @@ row = runs[runs["run_id"] == run_id].iloc[0]
 
 @st.cache_data(max_entries=16, show_spinner="Computing the run's metrics…")
 def run_report(db: str, run_id: str, stamp: str) -> dict:
-    def load(con):
-        return store.read_checks(con, run_id), *store.read_cases_and_verdicts(con, run_id)
-
-    checks, cases, verdicts = ui.read(load)
-    return metrics.report(checks, cases, verdicts)
+    return ui.read(metrics.run_report, run_id)
 
 
 report = run_report(str(store.db_path()), run_id, f"{row['created_at']}|{row['checks']}|{row['status']}")

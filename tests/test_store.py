@@ -114,6 +114,7 @@ def test_a_store_from_an_older_version_is_migrated_when_first_opened_read_only(w
     con = duckdb.connect(str(db))
     con.execute("DROP TABLE run_metrics")
     con.execute("ALTER TABLE test_cases DROP COLUMN target_round")
+    con.execute("ALTER TABLE test_cases DROP COLUMN story")
     con.close()
     with store.connect(db, read_only=True) as con:  # the dashboard's first read of an old file
         assert store.read_run_metrics(con).empty

@@ -26,6 +26,7 @@ class Making:
     config: object  # the run's RunConfig (a method reads its own settings from it)
     graphs: dict = field(default_factory=dict)  # seed_id → DialogueGraph, for methods with a context check
     oracle: object = None  # the run's oracle (its embeddings serve meaning filters)
+    pool: list[Seed] = field(default_factory=list)  # every seed of the dataset, beyond a --limit (other stories)
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def register_method(method: TestMethod) -> TestMethod:
 
 
 def _load_builtin() -> None:
-    from mortar.methods import metal, mortar  # noqa: F401  (registers them)
+    from mortar.methods import metal, mortar, persona  # noqa: F401  (registers them)
 
 
 def methods() -> dict[str, TestMethod]:

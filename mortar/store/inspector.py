@@ -40,9 +40,9 @@ def case_rounds(con, run_id: str, test_case_id: str) -> pd.DataFrame:
 
 
 def test_case(con, run_id: str, test_case_id: str) -> dict | None:
-    row = con.execute("SELECT seed_id, perturbation, replicate FROM test_cases WHERE run_id = ? AND test_case_id = ?",
-                      [run_id, test_case_id]).fetchone()
-    return None if row is None else dict(seed_id=row[0], perturbation=row[1], replicate=row[2])
+    row = con.execute("SELECT seed_id, perturbation, replicate, story FROM test_cases "
+                      "WHERE run_id = ? AND test_case_id = ?", [run_id, test_case_id]).fetchone()
+    return None if row is None else dict(seed_id=row[0], perturbation=row[1], replicate=row[2], story=row[3])
 
 
 test_case.__test__ = False

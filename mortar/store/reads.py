@@ -68,6 +68,14 @@ def read_run_metrics(con, run_id: str | None = None) -> pd.DataFrame:
                        "ORDER BY run_id, method, metric", params).df()
 
 
+def read_selections(con, run_id: str) -> dict[tuple[str, int], dict]:
+    """The run's response-selection results: (test_case_id, position) → row."""
+    frame = con.execute("SELECT test_case_id, position, source_round, perturbation, gold_rank, top, candidates, "
+                        "oracle_pass FROM selections WHERE run_id = ? ORDER BY test_case_id, position",
+                        [run_id]).df()
+    return {(r["test_case_id"], int(r["position"])): r for r in frame.to_dict("records")}
+
+
 # -- test cases and results ------------------------------------------------------------------------
 
 def read_graphs(con, dataset_id: str, backend: str, model: str) -> dict[str, tuple[str, str | None, str | None]]:
@@ -94,20 +102,21 @@ def read_cases_and_verdicts(con, run_id: str):
     from mortar.dataset import TestCase
 
     rows = con.execute("""
-        SELECT t.seed_id, t.perturbation, t.replicate, t.target_round, r.test_case_id, r.source_round, r.ec_equivalent,
+        SELECT t.seed_id, t.perturbation, t.replicate, t.target_round, t.story, r.test_case_id, r.source_round,
+               r.ec_equivalent,
                r.ec_semantic, r.ec_ontology, r.ec_story, r.ec_needed, r.ec_missing, r.ec_follows_ok
         FROM test_cases t JOIN test_case_rounds r USING (run_id, test_case_id)
         WHERE t.run_id = ? ORDER BY t.seed_id, r.test_case_id, r.position""", [run_id]).fetchall()
     sources: dict[str, list] = {}
     meta, verdicts = {}, {}
-    for seed_id, pert, rep, target, tcid, src, eq, sem, onto, story, needed, missing, follows in rows:
-        meta[tcid] = (seed_id, pert, rep, target)
+    for seed_id, pert, rep, target, grounding, tcid, src, eq, sem, onto, story, needed, missing, follows in rows:
+        meta[tcid] = (seed_id, pert, rep, target, grounding)
         sources.setdefault(tcid, []).append(src)
         verdicts.setdefault(tcid, []).append(None if eq is None else ECVerdict(
             bool(eq), bool(sem), bool(onto), bool(story), frozenset(json.loads(needed or "[]")),
             frozenset(json.loads(missing or "[]")), follows))
-    cases = [TestCase(seed_id, pert, rep, tuple(sources[t]), target_round=target)
-             for t, (seed_id, pert, rep, target) in meta.items()]
+    cases = [TestCase(seed_id, pert, rep, tuple(sources[t]), target_round=target, story=grounding)
+             for t, (seed_id, pert, rep, target, grounding) in meta.items()]
     return cases, verdicts
 
 

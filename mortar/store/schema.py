@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS test_cases (
     PRIMARY KEY (run_id, test_case_id)
 );
 ALTER TABLE test_cases ADD COLUMN IF NOT EXISTS target_round INTEGER;  -- stores written before it existed
+ALTER TABLE test_cases ADD COLUMN IF NOT EXISTS story TEXT;  -- the grounding asked with, when not the seed's story
 CREATE TABLE IF NOT EXISTS test_case_rounds (
     run_id TEXT NOT NULL,
     test_case_id TEXT NOT NULL,
@@ -100,6 +101,18 @@ CREATE OR REPLACE VIEW detections AS
     SELECT run_id, check_id AS detection_id, relation, perturbations, seed_id, source_round, test_case_ids,
            positions, text_a, text_b, similarity, ec_equivalent, bug_level
     FROM checks WHERE violated;
+CREATE TABLE IF NOT EXISTS selections (  -- response selection: the gold answer's rank among distractors, per round
+    run_id TEXT NOT NULL,
+    test_case_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    source_round INTEGER NOT NULL,
+    perturbation TEXT NOT NULL,
+    gold_rank INTEGER NOT NULL,       -- 1 = the SUT's likelihood ranks the gold answer first
+    top TEXT NOT NULL,                -- the candidate ranked first
+    candidates INTEGER NOT NULL,
+    oracle_pass BOOLEAN,              -- does the answer oracle accept the SUT's generated answer there
+    PRIMARY KEY (run_id, test_case_id, position)
+);
 CREATE TABLE IF NOT EXISTS labels (   -- precision labelling: one score per (detection, annotator)
     run_id TEXT NOT NULL,
     detection_id TEXT NOT NULL,
@@ -154,4 +167,4 @@ CREATE TABLE IF NOT EXISTS run_metrics (  -- the headline metrics a run stores w
 );
 """
 
-NEWEST_COLUMN = ("test_cases", "target_round")  # the latest schema change: a store without it is migrated on open
+NEWEST_COLUMN = ("test_cases", "story")  # the latest schema change: a store without it is migrated on open

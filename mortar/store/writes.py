@@ -63,7 +63,7 @@ def write_test_cases(con, run_id: str, dataset: Dataset, cases: list[TestCase], 
     seeds = {s.id: s for s in dataset.seeds}
     verdicts = verdicts or {}
     upsert(con, "test_cases", [dict(run_id=run_id, test_case_id=c.test_case_id, seed_id=c.seed_id,
-                                    perturbation=c.perturbation, replicate=c.replicate, target_round=c.target_round,
+                                    perturbation=c.perturbation, replicate=c.replicate, target_round=c.target_round, story=c.story,
                                     n_rounds=len(c.source_rounds)) for c in cases])
     rows = []
     for c in cases:
@@ -113,6 +113,12 @@ def write_run_metrics(con, run_id: str, rows: list[dict]) -> None:
     upsert(con, "run_metrics", [dict(run_id=run_id, method=r["method"], metric=r["metric"],
                                      value=None if r["value"] is None else float(r["value"])) for r in rows],
            update=("value",))
+
+
+def write_selections(con, run_id: str, rows) -> None:
+    """Store the response-selection results of a run (idempotent: the stage is deterministic)."""
+    upsert(con, "selections", [{"run_id": run_id, **row} for row in rows],
+           update=("gold_rank", "top", "candidates", "oracle_pass"))
 
 
 # -- the SUT's answers -----------------------------------------------------------------------------

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
+
 import pandas as pd
+
+from mortar.ui.text import md_escape
 
 
 
@@ -35,3 +39,20 @@ def verdict_table(rounds: pd.DataFrame) -> pd.DataFrame:
         "ontology": rounds["ec_ontology"].map(tick), "story": rounds["ec_story"].map(tick),
         "needed (Ḡ_j)": rounds["ec_needed"].map(", ".join), "missing": rounds["ec_missing"].map(", ".join),
     })
+
+
+def word_diff(a: str, b: str) -> tuple[str, str]:
+    """Two texts as escaped markdown with the words that differ between them highlighted (removed / added)."""
+    wa, wb = a.split(), b.split()
+    left, right = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes():
+        old, new = md_escape(" ".join(wa[i1:i2])), md_escape(" ".join(wb[j1:j2]))
+        if op == "equal":
+            left.append(old)
+            right.append(new)
+            continue
+        if old:
+            left.append(f":red-background[{old}]")
+        if new:
+            right.append(f":green-background[{new}]")
+    return " ".join(left), " ".join(right)

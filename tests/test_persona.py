@@ -1,0 +1,88 @@
+"""The persona-centric relations as a test method: their test cases, where the noise goes, their relations in
+the run and the report (scripted SUT for the answers; real spaCy, embeddings and WordNet for the cases)."""
+
+import pytest
+
+from mortar.cli import main
+from mortar.dataset import load_dataset
+from mortar.methods import Making, methods
+from mortar.methods.persona import PersonaSettings
+from mortar.nlp import load_nlp
+from mortar.oracle import Oracle
+from mortar.run import RunConfig, run
+from tests.conftest import SAMPLE
+from tests.scripted_sut import ScriptedSUT
+
+
+@pytest.fixture(scope="module")
+def seeds():
+    return load_dataset(SAMPLE).seeds
+
+
+def make(seeds, run_seed=0, **settings):
+    config = RunConfig(methods="persona", persona=PersonaSettings(**settings))
+    return methods()["persona"].make_cases(Making(list(seeds[:2]), run_seed, config, oracle=Oracle("cosine"),
+                                                  pool=list(seeds)))
+
+
+def differing_words(a: str, b: str) -> int:
+    return sum(x != y for x, y in zip(a.split(), b.split()))
+
+
+def test_noise_goes_where_it_is_asked_and_nowhere_else(seeds):
+    made = make(seeds, relations=("P3",))
+    by_kind = {}
+    for case in made.cases:
+        by_kind.setdefault(case.perturbation, []).append(case)
+    assert set(by_kind) == {"P3-story", "P3-question", "P3-history", "P3-both"}
+    seed = seeds[0]
+    for case in (c for c in made.cases if c.seed_id == seed.id):
+        noisy = {p for p, _ in case.replaced}
+        j = len(case.source_rounds)
+        expected = {"P3-story": set(), "P3-question": {j}, "P3-history": set(range(1, j)),
+                    "P3-both": set(range(1, j + 1))}[case.perturbation]
+        assert noisy == expected, case.test_case_id
+        for p in range(1, j + 1):  # a noisy question differs from the seed's; every other is the seed's
+            original = seed.round(case.source_rounds[p - 1]).question
+            assert (case.question_at(seed, p) != original) == (p in noisy)
+        assert (case.story is not None) == (case.perturbation == "P3-story")
+    story_case = by_kind["P3-story"][0]
+    assert len(story_case.story) == len(seed.story) and differing_words(story_case.story, seed.story) > 20
+
+
+def test_names_can_be_kept_out_of_the_noise(seeds):
+    kept = make(seeds, relations=("P3",), noise_locations=("story",), noise_names=False).cases[0]
+    for name in ("Otto", "Felix", "Hetty", "Larkmoor"):
+        assert seeds[0].story.count(name) == kept.story.count(name)
+    noisy = make(seeds, relations=("P3",), noise_locations=("story",)).cases[0]
+    assert noisy.story.count("Felix") < seeds[0].story.count("Felix")
+
+
+def test_same_run_seed_same_cases_and_another_seed_other_noise(seeds):
+    first, again, other = make(seeds), make(seeds), make(seeds, run_seed=1)
+    assert first.cases == again.cases
+    assert [c.story for c in first.cases] != [c.story for c in other.cases]
+    assert {c.perturbation for c in first.cases} >= {"P1", "P2"}
+    interference = next(c for c in first.cases if c.perturbation == "P2")
+    assert interference.story.startswith(seeds[0].story) and len(interference.story) > len(seeds[0].story)
+
+
+def test_a_persona_run_judges_every_version_and_reports_per_location(tmp_path, capsys):
+    db = tmp_path / "persona.duckdb"
+    config = RunConfig(methods="mortar,persona", sut="scripted", limit=1, oracle="cosine")
+    result = run(load_dataset(SAMPLE), config, db=db, sut=ScriptedSUT())
+    assert result.metrics["PERSONA"]["detections"] > 0
+    assert main(["report", result.run_id, "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "violations per relation and per version" in out
+    for version in ("P1", "P2", "P3-story", "P3-question", "P3-history", "P3-both"):
+        assert version in out
+    assert "MT vs PERSONA (Table V)" in out
+
+
+def test_persona_options_on_the_command_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MORTAR_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never reached: validation refuses
+    bad = ["run", "--dataset", str(SAMPLE), "--method", "persona", "--sut", "openai:m", "--selection",
+           "--db", str(tmp_path / "x.duckdb")]
+    assert main(bad) == 2
+    assert "needs a local model" in capsys.readouterr().err
