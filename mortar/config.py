@@ -15,7 +15,7 @@ from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
 from mortar.sut import DEFAULT_SUT
-from mortar.vocab import (DIALOGUE_PERTURBATIONS, MORTAR_METHOD, NOISE_LOCATIONS, PERSONA_METHOD, PERSONA_RELATIONS,
+from mortar.vocab import (DIALOGUE_PERTURBATIONS, MORTAR_METHOD, NOISE_LOCATIONS, P3, PERSONA_METHOD, PERSONA_RELATIONS,
                           QUESTION_PERTURBATIONS)
 
 KG_BACKENDS = ("spacy", "llm")  # offline spaCy + coreferee (default), or the paper's LLM pipeline
@@ -103,6 +103,10 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
         unknown = [x for x in chosen if x not in known]
         if unknown:
             found.append(f"unknown {name} {', '.join(unknown)}; choose from {', '.join(known)}")
+    if PERSONA_METHOD in config.methods and not config.persona.relations:
+        found.append("choose at least one persona relation")
+    if PERSONA_METHOD in config.methods and P3 in config.persona.relations and not config.persona.noise_locations:
+        found.append("choose at least one noise location for P3")
     if config.persona.candidates < 1:
         found.append(f"selection candidates {config.persona.candidates} is not a positive integer")
     for name, value in (("reduce ratio", p.reduce_ratio), ("duplicate ratio", p.duplicate_ratio),

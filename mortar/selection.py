@@ -51,15 +51,22 @@ def _normalised(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def score_candidates(sut: SUT, conversation: Conversation, candidates: list[str]) -> list[float]:
-    """Each candidate's mean token log-probability as the SUT's reply; the shared prefix runs once."""
+def score_candidates(sut: SUT, conversation: Conversation, candidates: list[str], session=None,
+                     lane: int = 0) -> list[float]:
+    """Each candidate's mean token log-probability as the SUT's reply; the shared prefix runs once.
+
+    ``session``: a local SUT's session (the executor's kind): the prefix extends that lane's KV cache, so
+    rounds of one conversation scored in order re-read neither the story nor the history."""
     import torch
+    from transformers import DynamicCache
 
     model, prompt, replies = _tokens(sut, conversation, candidates)
+    session = session or sut.session(lanes=1)
     with torch.inference_mode():
-        out = model(input_ids=torch.tensor([prompt]), use_cache=True, logits_to_keep=1)
-        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)  # predicts every reply's first token
-        cache = out.past_key_values
+        first, kv = session.extend(lane, prompt)  # ``first`` predicts every reply's first token
+        cache = DynamicCache()
+        for layer, (keys, values) in enumerate(kv):
+            cache.update(keys, values, layer)
         cache.batch_repeat_interleave(len(replies))  # one copy of the prefix's keys/values per candidate
         # Right padding: under causal attention a real token never sees the padding after it, so the
         # real tokens' logits are exactly what each candidate would get alone; padded positions are ignored.
@@ -167,6 +174,7 @@ def select(seeds: list[Seed], cases, answers: dict, sut: SUT, pool: list[Seed], 
             if gold is not None and not seed.round(case.source_rounds[pos - 1]).is_unknown:
                 todo.append((case, seed, pos))
     rows = {}
+    session = sut.session(lanes=1)  # one lane walks the cases in order, extending its cache round by round
     for n, (case, seed, pos) in enumerate(todo, start=1):
         history = []
         for p in range(1, pos):
@@ -178,7 +186,7 @@ def select(seeds: list[Seed], cases, answers: dict, sut: SUT, pool: list[Seed], 
             turn = case.source_rounds[pos - 1]
             candidates = candidates_for(seed, turn, pool, k, case_rng(run_seed, seed.id, SEL, turn))
             conversation = Conversation(case.story_of(seed), tuple(history), case.question_at(seed, pos))
-            scores = score_candidates(sut, conversation, candidates)
+            scores = score_candidates(sut, conversation, candidates, session)
             out = answers.get((case.test_case_id, pos))
             rows[(case.test_case_id, pos)] = {
                 "test_case_id": case.test_case_id, "position": pos, "source_round": turn,

@@ -12,9 +12,11 @@ from mortar.config import KG_BACKENDS, RunConfig, problems
 from mortar.dataset import DatasetError, load_dataset
 from mortar.methods import methods
 from mortar.methods.metal import MetalSettings
+from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES, default_threshold
 from mortar.perturb import PerturbationSettings
-from mortar.vocab import DIALOGUE_PERTURBATIONS, ORIG, PERTURBATION_TEXT, RBT
+from mortar.vocab import (DIALOGUE_PERTURBATIONS, NOISE_LOCATIONS, ORIG, PERSONA_RELATIONS, PERTURBATION_TEXT,
+                          QUESTION_AND_HISTORY, RBT, SELECTION_CANDIDATES)
 
 KEY_VARS = {  # what each choice reads from the environment (or .streamlit/secrets.toml); values never shown
     "openai": ["MORTAR_OPENAI_API_KEY", "OPENAI_API_KEY", "MORTAR_OPENAI_BASE_URL", "MORTAR_OPENAI_MODEL"],
@@ -98,6 +100,20 @@ with st.form("launch"):
                             + " Several methods run on the same seeds and SUT and are compared in one report.")
     metal_rate = c2.number_input("METAL rate", min_value=0.05, max_value=0.95, value=DEFAULTS.metal.rate, step=0.05,
                                  help="Share of a question's words METAL's perturbations change (used by metal).")
+    st.markdown("**Persona-centric relations** (persona)")
+    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+    persona_relations = c1.multiselect("Persona relations", list(PERSONA_RELATIONS),
+                                       default=list(DEFAULTS.persona.relations),
+                                       help=" ".join(ui.help_for(r) for r in PERSONA_RELATIONS))
+    noise_locations = c2.multiselect("Noise locations (P3)", list(NOISE_LOCATIONS),
+                                     default=list(DEFAULTS.persona.noise_locations),
+                                     help=f"Where P3's swap noise goes; '{QUESTION_AND_HISTORY}' = the question and the "
+                                          "history together.")
+    keep_names = c3.checkbox("Keep names", value=not DEFAULTS.persona.noise_names,
+                             help="P3's noise leaves names as written.")
+    selection = c4.number_input("Selection candidates", min_value=0, value=0, step=1,
+                                help="Rank the gold answer among this many distractors by the SUT's likelihood "
+                                     f"(hits@1, MRR; local SUTs only; 0 = off, {SELECTION_CANDIDATES} is the paper's).")
     st.markdown("**Perturbations** (MORTAR)")
     perturbations = st.multiselect(
         "Dialogue-level perturbations", list(DIALOGUE_PERTURBATIONS), default=list(DEFAULTS.perturbation.perturbations),
@@ -140,6 +156,9 @@ if submitted:
         perturbation=PerturbationSettings(reduce_ratio=float(reduce_ratio), duplicate_ratio=float(duplicate_ratio),
                                           replicates=int(replicates), perturbations=tuple(perturbations)),
         metal=MetalSettings(rate=float(metal_rate)), oracle=oracle,
+        persona=PersonaSettings(relations=tuple(persona_relations), noise_locations=tuple(noise_locations),
+                                noise_names=not keep_names, selection=bool(selection),
+                                candidates=int(selection) or SELECTION_CANDIDATES),
         threshold=None if threshold is None else float(threshold), kg_backend=kg_backend, limit=int(limit) or None)
     found = problems(config) if chosen else ["Choose at least one test method."]
     if sut_kind == "folder" and not Path(spec or ".").is_dir():

@@ -147,6 +147,18 @@ def test_launch_form_starts_a_background_run_with_every_setting(db, fake_jobs):
     assert "Started job job-1" in at.success[0].value
 
 
+def test_launch_offers_the_persona_relations(db, fake_jobs):
+    at = app("launch")
+    by_label(at.multiselect, "Methods").set_value(["mortar", "persona"])
+    by_label(at.multiselect, "Noise locations").set_value(["question", "both"])
+    by_label(at.number_input, "Selection candidates").set_value(5)
+    by_label(at.button, "Start run").click().run()
+    assert not at.exception and not at.error
+    (_, config), = fake_jobs
+    assert config.methods == ("mortar", "persona") and config.persona.noise_locations == ("question", "both")
+    assert config.persona.selection and config.persona.candidates == 5
+
+
 def test_launch_explains_a_missing_key_instead_of_starting(db, fake_jobs, monkeypatch):
     monkeypatch.delenv("GROQ_API_KEY", raising=False)
     at = app("launch")

@@ -38,6 +38,23 @@ def test_scores_with_the_reused_prefix_equal_a_full_forward_pass(smollm2, seeds)
     assert all(s < 0 for s in reused)
 
 
+def test_rounds_scored_in_order_extend_one_lane_cache_and_keep_the_scores(smollm2, seeds):
+    """The executor's lane cache carries the story and history from one round to the next: the second round
+    runs only its new tokens through the model, and its scores still equal a full forward pass."""
+    seed = seeds[1]
+    r1, r2 = seed.rounds[:2]
+    first = Conversation(seed.story, (), r1.question)
+    second = Conversation(seed.story, (Turn(r1.question, r1.answer),), r2.question)
+    candidates = [r2.answer, "Rosa Delgado", "in the garage"]
+    session = smollm2.session(lanes=1)
+    score_candidates(smollm2, first, candidates, session)
+    before = session.prefilled_tokens
+    reused = score_candidates(smollm2, second, candidates, session)
+    assert session.prefilled_tokens - before < len(smollm2.prompt_ids(second)) / 4  # the story was not re-read
+    full = full_pass_scores(smollm2, second, candidates)
+    assert max(abs(a - b) for a, b in zip(reused, full)) < 1e-4
+
+
 def test_the_gold_answer_beats_an_unrelated_distractor(smollm2, seeds):
     seed = seeds[1]
     conversation = Conversation(seed.story, (), seed.rounds[0].question)  # What was the name of Nina's cat?

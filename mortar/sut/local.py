@@ -241,6 +241,28 @@ class LocalSession(Session):
         state.busy = True
         state.started = time.perf_counter()
 
+    def extend(self, lane: int, ids: list[int]):
+        """Bring an idle lane's cache to exactly ``ids`` (reusing its longest cached prefix, as ``submit`` does)
+        and return the log-probabilities of the next token and the lane's keys/values, per layer: what
+        response selection scores candidate answers against, without re-reading the story and the history."""
+        import torch
+
+        state = self._lanes[lane]
+        if state.busy:
+            raise ValueError(f"lane {lane} is busy")
+        self._crop(state, min(_common_prefix(state.tokens, ids), len(ids) - 1))
+        cache = _cache(state.kv, room=len(ids) - len(state.tokens)) if state.kv else None
+        with torch.inference_mode():
+            out = self.model(input_ids=torch.tensor([ids[len(state.tokens):]]),
+                             position_ids=torch.arange(len(state.tokens), len(ids)).unsqueeze(0),
+                             past_key_values=cache if cache is not None else _empty_cache(), use_cache=True,
+                             logits_to_keep=1)
+        self.forward_calls += 1
+        self.prefilled_tokens += len(ids) - len(state.tokens)
+        state.kv = _layers(out.past_key_values)
+        state.tokens = list(ids)
+        return torch.log_softmax(out.logits[0, -1].float(), dim=-1), state.kv
+
     def wait(self) -> list[Completion]:
         import torch
 
@@ -344,6 +366,12 @@ class LocalSession(Session):
         for i, (s, offset) in enumerate(zip(lanes, offsets)):
             end = offset + len(s.tokens)
             s.kv = [(k[i:i + 1, :, offset:end], v[i:i + 1, :, offset:end]) for k, v in _layers(cache)]
+
+
+def _empty_cache():
+    from transformers import DynamicCache
+
+    return DynamicCache()
 
 
 def _cache(kv: list, room: int):
