@@ -108,6 +108,14 @@ if side_by_side:
         table = ui.verdict_table(perturbed)
         st.dataframe(table.style.apply(highlight("pos", position), axis=1).format({"similarity": "{:.3f}"}, na_rep=""),
                      hide_index=True, width="stretch", key="i-perturbed")
+    seed_questions = dict(zip(original["source_round"], original["question"])) if not original.empty else {}
+    changed = [(int(r["position"]), seed_questions.get(r["source_round"]), r["question"])
+               for _, r in perturbed.iterrows() if seed_questions.get(r["source_round"]) not in (None, r["question"])]
+    if changed:
+        with st.expander(f"Questions asked differently from the seed ({len(changed)})", expanded=True):
+            for p, before, after in changed:
+                old, new = ui.word_diff(before, after)
+                st.markdown(f"**Position {p}** — seed: {old}  \n asked: {new}")
 else:
     st.caption("An RBT detection has no perturbed dialogue: the seed's questions were asked in their order.")
 

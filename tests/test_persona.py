@@ -67,10 +67,32 @@ def test_same_run_seed_same_cases_and_another_seed_other_noise(seeds):
     assert interference.story.startswith(seeds[0].story) and len(interference.story) > len(seeds[0].story)
 
 
-def test_a_persona_run_judges_every_version_and_reports_per_location(tmp_path, capsys):
-    db = tmp_path / "persona.duckdb"
+@pytest.fixture(scope="module")
+def persona_run(tmp_path_factory):
+    db = tmp_path_factory.mktemp("persona") / "persona.duckdb"
     config = RunConfig(methods="mortar,persona", sut="scripted", limit=1, oracle="cosine")
-    result = run(load_dataset(SAMPLE), config, db=db, sut=ScriptedSUT())
+    return db, run(load_dataset(SAMPLE), config, db=db, sut=ScriptedSUT())
+
+
+def test_the_inspector_shows_the_story_and_the_questions_asked_differently(persona_run, monkeypatch):
+    from mortar import store
+    from tests.test_pages import app
+
+    db, result = persona_run
+    monkeypatch.setenv("MORTAR_DB", str(db))
+    with store.connect(db, read_only=True) as con:
+        found = dict(con.execute("SELECT perturbations, min(detection_id) FROM detections WHERE run_id = ? "
+                                 "GROUP BY perturbations", [result.run_id]).fetchall())
+    story_bug, question_bug = found['["P3-story"]'], found['["P3-both"]']
+    at = app("inspector", inspect=(result.run_id, story_bug))
+    assert any("Story: the seed" in h.value for h in at.subheader)
+    assert any(":green-background[" in m.value for m in at.markdown)  # the swapped words, highlighted
+    at = app("inspector", inspect=(result.run_id, question_bug))
+    assert any(e.label.startswith("Questions asked differently") for e in at.expander)
+
+
+def test_a_persona_run_judges_every_version_and_reports_per_location(persona_run, capsys):
+    db, result = persona_run
     assert result.metrics["PERSONA"]["detections"] > 0
     assert main(["report", result.run_id, "--db", str(db)]) == 0
     out = capsys.readouterr().out
