@@ -108,3 +108,14 @@ def test_persona_options_on_the_command_line(tmp_path, capsys, monkeypatch):
            "--db", str(tmp_path / "x.duckdb")]
     assert main(bad) == 2
     assert "needs a local model" in capsys.readouterr().err
+
+
+def test_the_metrics_page_shows_violations_per_relation_and_location(persona_run, monkeypatch):
+    from tests.test_pages import app
+
+    db, result = persona_run
+    monkeypatch.setenv("MORTAR_DB", str(db))
+    at = app("metrics")
+    versions = next(d.value for d in at.dataframe if "version" in d.value and "relation" in d.value)
+    assert {"P3-story", "P3-question", "P3-history", "P3-both"} <= set(versions["version"])
+    assert versions["bugs"].sum() == result.metrics["PERSONA"]["NBugs"]
