@@ -33,9 +33,10 @@ SUT_CHOICES = {
 DEFAULTS = RunConfig()  # the form starts from the engine's defaults
 
 st.title("Launch a run")
-st.caption("A run asks the SUT every seed question in order (RBT) and in every perturbed test case (MT), checks "
-           "each perturbed question's context (EC) and judges the answers with MR1–MR4. It runs as a background "
-           "process: it keeps going when you close the tab, and a cancelled run resumes where it stopped.")
+st.caption(f"A run asks the SUT every seed question in order ({RBT}) and in every test case of the chosen methods "
+           "(MORTAR also checks each moved question's context, EC), and judges the answers with each method's "
+           "relations. It runs as a background process: it keeps going when you close the tab, and a cancelled run "
+           "resumes where it stopped.")
 ui.secrets_to_environment(sorted({v for vs in KEY_VARS.values() for v in vs}))
 
 
