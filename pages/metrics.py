@@ -94,7 +94,17 @@ if "table_viii" in by_key:
     fig_mr.update_yaxes(title_text="bugs", secondary_y=False)
     fig_mr.update_yaxes(title_text="Rate+", range=[0, 1.05], tickformat=".0%", secondary_y=True, showgrid=False)
     figures.append(("per-relation", fig_mr))
-for slot, (name, f) in zip(st.columns(max(1, len(figures))), figures):
+if "persona_versions" in by_key:
+    versions = by_key["persona_versions"]
+    figures.append(("persona-versions", px.bar(versions, x="version", y="Rate+", color="relation", barmode="group",
+                                               height=380, range_y=[0, 1.05],
+                                               title="Persona relations: share of violated checks per version")))
+if "selection" in by_key:
+    selected = by_key["selection"].melt(id_vars="version", value_vars=["hits@1", "MRR"], var_name="measure")
+    figures.append(("selection", px.bar(selected, x="version", y="value", color="measure", barmode="group",
+                                        height=380, range_y=[0, 1.05],
+                                        title="Response selection: hits@1 and MRR per version")))
+for slot, (name, f) in zip(st.columns(max(1, min(3, len(figures)))) * 2, figures):
     with slot:
         st.plotly_chart(f, key=f"m-fig-{name}")
         ui.figure_downloads(f, f"{run_id}-{name}", f"m-fig-{name}")

@@ -1,6 +1,8 @@
 """The persona-centric relations as a test method: their test cases, where the noise goes, their relations in
 the run and the report (scripted SUT for the answers; real spaCy, embeddings and WordNet for the cases)."""
 
+import json
+
 import pytest
 
 from mortar.cli import main
@@ -119,3 +121,5 @@ def test_the_metrics_page_shows_violations_per_relation_and_location(persona_run
     versions = next(d.value for d in at.dataframe if "version" in d.value and "relation" in d.value)
     assert {"P3-story", "P3-question", "P3-history", "P3-both"} <= set(versions["version"])
     assert versions["bugs"].sum() == result.metrics["PERSONA"]["NBugs"]
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert any(t.startswith("Persona relations") for t in titles)
