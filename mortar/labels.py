@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from mortar import store
-from mortar.metrics import cohen_kappa, method_labels, method_of
+from mortar.methods import method_label_of
+from mortar.metrics import cohen_kappa, method_labels
 from mortar.vocab import SCORE_MAX, SCORE_MIN, is_true_positive
 
 
@@ -121,8 +122,8 @@ def precision_by_method(con, run_id: str, pair: tuple[str, str] | None = None) -
     relation = store.detection_relations(con, run_id)
     final = store.final_labels(con, run_id)
     scores = store.read_labels(con, run_id)
-    final["method"] = final["detection_id"].map(relation).map(method_of)
-    scores["method"] = scores["detection_id"].map(relation).map(method_of)
+    final["method"] = final["detection_id"].map(relation).map(method_label_of)
+    scores["method"] = scores["detection_id"].map(relation).map(method_label_of)
     if pair is None:
         pair = tuple(scores["annotator"].value_counts().index[:2])
     rows = []

@@ -13,7 +13,7 @@ from collections import Counter
 from itertools import combinations
 from typing import Hashable, Sequence
 
-from mortar.methods import method_label_of, methods
+from mortar.methods import methods
 from mortar.vocab import LEVELS, MR1, MR2, ORIG, RBT, is_true_positive
 
 
@@ -68,11 +68,6 @@ def level_counts(checks) -> dict[str, int]:
         if c.violated and c.bug_level:
             counts[c.bug_level] += 1
     return counts
-
-
-def method_of(relation: str) -> str:
-    """RBT, or the report label of the method a relation belongs to (MT for MORTAR's MR1–MR4, METAL, …)."""
-    return method_label_of(relation)
 
 
 def methods_in(cases) -> list:

@@ -9,7 +9,6 @@ from mortar.cli import main
 from mortar.dataset import load_dataset
 from mortar.methods import Making, methods
 from mortar.methods.persona import PersonaSettings
-from mortar.nlp import load_nlp
 from mortar.oracle import Oracle
 from mortar.run import RunConfig, run
 from tests.conftest import SAMPLE
