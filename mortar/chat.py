@@ -154,16 +154,38 @@ class ChatClient:
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int | None = None) -> str:
         """The assistant's reply to ``messages``; raises ChatError when the request fails for good."""
+        return self._call(self._body(messages, temperature, max_tokens), self._content)
+
+    def complete_with_logprobs(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int | None = None,
+                               top_logprobs: int = 20) -> tuple[str, list[list[float]]]:
+        """The reply and, per reply token, the log-probabilities of the service's ``top_logprobs`` most likely
+        tokens at that place; ChatError (not transient) when the service returns none."""
+        body = {**self._body(messages, temperature, max_tokens), "logprobs": True, "top_logprobs": top_logprobs}
+
+        def parse(where: str, data) -> tuple[str, list[list[float]]]:
+            content = self._content(where, data)
+            try:
+                tokens = data["choices"][0]["logprobs"]["content"]
+                return content, [[float(t["logprob"]) for t in token["top_logprobs"]] for token in tokens]
+            except (KeyError, IndexError, TypeError, ValueError):
+                raise ChatError(f"{where} returned no token log-probabilities (logprobs)") from None
+        return self._call(body, parse)
+
+    def _body(self, messages: list[dict], temperature: float, max_tokens: int | None) -> dict:
         body: dict = {"model": self.config.model, "messages": messages, "temperature": temperature}
         if self.config.json_mode:
             body["response_format"] = {"type": "json_object"}
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
+        return body
+
+    def _call(self, body: dict, parse):
+        """Send ``body`` and ``parse(where, data)`` the response, retrying transient failures."""
         send = self._send_groq if self.config.provider == GROQ else self._send_http
         attempt = 0
         while True:
             try:
-                return send(body)
+                return parse(*send(body))
             except ChatError as e:
                 if not e.transient:
                     raise
@@ -183,7 +205,7 @@ class ChatClient:
         return step / 2 + self._rng.uniform(0, step / 2)
 
     # -- OpenAI-compatible HTTP -----------------------------------------------------------
-    def _send_http(self, body: dict) -> str:
+    def _send_http(self, body: dict) -> tuple[str, object]:
         url = self.config.base_url.rstrip("/") + "/chat/completions"
         with self._lock:
             if self._http is None:
@@ -202,10 +224,10 @@ class ChatClient:
             data = response.json()
         except ValueError:
             raise ChatError(f"malformed response body from {url}: not JSON", transient=True) from None
-        return self._content(url, data)
+        return url, data
 
     # -- Groq SDK -------------------------------------------------------------------------
-    def _send_groq(self, body: dict) -> str:
+    def _send_groq(self, body: dict) -> tuple[str, object]:
         import groq  # only needed for this provider
 
         where = "Groq"
@@ -227,7 +249,7 @@ class ChatClient:
             data = json.loads(response.http_response.text)
         except ValueError:
             raise ChatError(f"malformed response body from {where}: not JSON", transient=True) from None
-        return self._content(where, data)
+        return where, data
 
     # -- shared ---------------------------------------------------------------------------
     def _content(self, where: str, data) -> str:

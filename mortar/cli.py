@@ -12,11 +12,12 @@ from mortar.chat import ChatError as ServiceError
 from mortar.config import KG_BACKENDS, RunConfig, make_extractor, validate
 from mortar.dataset import load_dataset
 from mortar.errors import InputError
+from mortar.methods.dialtest import DialTestSettings
 from mortar.methods.metal import MetalSettings
 from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
-from mortar.vocab import (ALL_METHODS, DIALOGUE_PERTURBATIONS, DUPLICATE_RATIO, LEVELS, METAL_RATE, MORTAR_METHOD,
+from mortar.vocab import (ALL_METHODS, DIALOGUE_PERTURBATIONS, DIALTEST_KEEP_ABOVE, DIALTEST_OPERATORS, GINI_TAU, DUPLICATE_RATIO, DIALTEST_METHOD, LEVELS, METAL_RATE, MORTAR_METHOD,
                           NOISE_LOCATIONS, PERSONA_RELATIONS, QUESTION_AND_HISTORY, RBT, REDUCE_RATIO,
                           SELECTION_CANDIDATES)
 
@@ -29,6 +30,22 @@ def _ratio(text: str) -> float:
     value = float(text)
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1")
+    return value
+
+
+def _operators(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip().upper() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in DIALTEST_OPERATORS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown operator {', '.join(unknown) or '(none)'}; "
+                                         f"choose from {','.join(DIALTEST_OPERATORS)}")
+    return names
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative")
     return value
 
 
@@ -104,9 +121,12 @@ def config_from(args) -> RunConfig:
         persona = PersonaSettings(relations=tuple(args.persona_relations), noise_locations=tuple(args.noise_locations),
                                   noise_names=not args.keep_names, selection=args.selection is not None,
                                   candidates=args.selection or SELECTION_CANDIDATES)
+        dialtest = DialTestSettings(operators=args.dialtest_operators, gini_budget=args.gini_budget,
+                                    gini_tau=args.gini_tau, keep_above=args.dialtest_keep_above)
         return RunConfig(dataset=args.dataset, methods=args.method, sut=args.sut, run_seed=args.seed,
                          perturbation=settings_from(args), metal=MetalSettings(rate=args.metal_rate), persona=persona,
-                         oracle=args.oracle, threshold=args.threshold, kg_backend=args.kg_backend, limit=args.limit)
+                         dialtest=dialtest, oracle=args.oracle, threshold=args.threshold, kg_backend=args.kg_backend,
+                         limit=args.limit)
     except ValueError as e:  # an unknown method name
         raise UserError(f"--method: {e}") from None
 
@@ -196,6 +216,8 @@ def cmd_export(args) -> None:
     from mortar import store
     from mortar.metrics import metrics_frame
 
+    if args.what == "transformed":
+        return export_transformed(args)
     with store.connect(args.db, read_only=True) as con:
         run_id = store.resolve_run_id(con, args.run_id)
         if args.what == "rounds":
@@ -204,8 +226,25 @@ def cmd_export(args) -> None:
             frame = store.detections_export(con, run_id)
         else:
             frame = metrics_frame(con, run_id)
-    write_frame(frame, args.out, args.format)
+    write_frame(frame, args.out, args.format or "jsonl")
     print(f"{len(frame)} {args.what} rows of run {run_id} → {args.out}")
+
+
+def export_transformed(args) -> None:
+    from mortar import store
+    from mortar.methods import methods
+    from mortar.run import augmented_dataset, write_json
+
+    if args.format not in (None, "json"):
+        raise UserError("--what transformed writes a CoQA v1.0 JSON dataset; leave out --format")
+    with store.connect(args.db, read_only=True) as con:
+        run_id = store.resolve_run_id(con, args.run_id)
+        frame = store.transformed_rounds(con, run_id, methods()[DIALTEST_METHOD].perturbations)
+    if frame.empty:
+        raise UserError(f"run {run_id} has no DialTest test cases (run it with --method dialtest)")
+    doc = augmented_dataset(frame, run_id)
+    write_json(doc, args.out)
+    print(f"{len(doc['data'])} transformed dialogues of run {run_id} → {args.out} (CoQA v1.0 JSON)")
 
 
 def write_frame(frame, out: str, fmt: str) -> None:
@@ -303,6 +342,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--selection", nargs="?", type=_positive, const=SELECTION_CANDIDATES, default=None, metavar="K",
                      help="persona method: also rank the gold answer among K distractors by the SUT's likelihood "
                           f"(hits@1, MRR; local SUTs only; K defaults to {SELECTION_CANDIDATES})")
+    run.add_argument("--dialtest-operators", type=_operators, default=DIALTEST_OPERATORS, metavar="OPS",
+                     help="DialTest: operators as a comma list (default SR,BT,WI; BT needs a chat endpoint, "
+                          "MORTAR_LLM_*, and is reported unavailable without one)")
+    run.add_argument("--gini-budget", type=_count, default=0, metavar="N",
+                     help="DialTest: Gini-guided search with N SUT calls per question, compared with random "
+                          "transformation at the same budget (default 0: each operator once, unguided)")
+    run.add_argument("--gini-tau", type=float, default=GINI_TAU, metavar="T",
+                     help=f"DialTest: keep a mutant whose Gini impurity rises by more than T (default {GINI_TAU})")
+    run.add_argument("--dialtest-keep-above", type=float, default=DIALTEST_KEEP_ABOVE, metavar="C",
+                     help="DialTest: revert a transformed question whose embedding cosine to the original is below C "
+                          f"(default {DIALTEST_KEEP_ABOVE})")
     run.add_argument("--job", help=argparse.SUPPRESS)  # set by the dashboard for a background run
     add_perturbation_options(run)
     run.set_defaults(func=cmd_run)
@@ -322,8 +372,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("export", help="write a run's rounds, detections or metrics to a file")
     exp.add_argument("run_id", help="a run id, or 'latest'")
-    exp.add_argument("--what", choices=("rounds", "detections", "metrics"), required=True)
-    exp.add_argument("--format", choices=("jsonl", "csv", "parquet"), default="jsonl")
+    exp.add_argument("--what", choices=("rounds", "detections", "metrics", "transformed"), required=True,
+                     help="transformed: DialTest's kept transformed questions with their gold answers, as a CoQA "
+                          "v1.0 JSON dataset (the paper retrains on it)")
+    exp.add_argument("--format", choices=("jsonl", "csv", "parquet"), default=None,
+                     help="rows' file format (default jsonl; transformed is always CoQA JSON)")
     exp.add_argument("--out", required=True)
     exp.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
     exp.set_defaults(func=cmd_export)

@@ -10,12 +10,13 @@ from pathlib import Path
 
 from mortar.errors import InputError
 from mortar.methods import parse_methods
+from mortar.methods.dialtest import DialTestSettings
 from mortar.methods.metal import MetalSettings
 from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
 from mortar.sut import DEFAULT_SUT
-from mortar.vocab import (DIALOGUE_PERTURBATIONS, MORTAR_METHOD, NOISE_LOCATIONS, P3, PERSONA_METHOD, PERSONA_RELATIONS,
+from mortar.vocab import (DIALOGUE_PERTURBATIONS, DIALTEST_METHOD, DIALTEST_OPERATORS, MORTAR_METHOD, NOISE_LOCATIONS, P3, PERSONA_METHOD, PERSONA_RELATIONS,
                           QUESTION_PERTURBATIONS)
 
 KG_BACKENDS = ("spacy", "llm")  # offline spaCy + coreferee (default), or the paper's LLM pipeline
@@ -38,6 +39,7 @@ class RunConfig:
     perturbation: PerturbationSettings = field(default_factory=PerturbationSettings)  # MORTAR's
     metal: MetalSettings = field(default_factory=MetalSettings)  # METAL's
     persona: PersonaSettings = field(default_factory=PersonaSettings)  # the persona-centric relations'
+    dialtest: DialTestSettings = field(default_factory=DialTestSettings)  # DialTest's
     oracle: str = DEFAULT_ORACLE  # 'cosine' and 'mss' are the paper's oracles (ε = 0.6)
     threshold: float | None = None  # None: the oracle's own default
     kg_backend: str = KG_BACKENDS[0]  # knowledge graphs for the context check
@@ -64,8 +66,11 @@ class RunConfig:
         for key in ("relations", "noise_locations"):
             if key in persona:
                 persona[key] = tuple(persona[key])
+        dialtest = dict(data.get("dialtest") or {})
+        if "operators" in dialtest:
+            dialtest["operators"] = tuple(dialtest["operators"])
         return cls(**{**data, "perturbation": PerturbationSettings(**perturbation), "metal": MetalSettings(**metal),
-                      "persona": PersonaSettings(**persona)})
+                      "persona": PersonaSettings(**persona), "dialtest": DialTestSettings(**dialtest)})
 
 
 def problems(config: RunConfig, check_services: bool = True) -> list[str]:
@@ -98,7 +103,8 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
     unknown = [x for x in config.metal.perturbations if x not in QUESTION_PERTURBATIONS]
     if unknown:
         found.append(f"unknown METAL perturbation {', '.join(unknown)}; choose from {', '.join(QUESTION_PERTURBATIONS)}")
-    for name, chosen, known in (("persona relation", config.persona.relations, PERSONA_RELATIONS),
+    for name, chosen, known in (("DialTest operator", config.dialtest.operators, DIALTEST_OPERATORS),
+                                ("persona relation", config.persona.relations, PERSONA_RELATIONS),
                                 ("noise location", config.persona.noise_locations, NOISE_LOCATIONS)):
         unknown = [x for x in chosen if x not in known]
         if unknown:
@@ -107,6 +113,12 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
         found.append("choose at least one persona relation")
     if PERSONA_METHOD in config.methods and P3 in config.persona.relations and not config.persona.noise_locations:
         found.append("choose at least one noise location for P3")
+    if DIALTEST_METHOD in config.methods and not config.dialtest.operators:
+        found.append("choose at least one DialTest operator")
+    if config.dialtest.gini_budget < 0:
+        found.append(f"Gini budget {config.dialtest.gini_budget} is negative (0: unguided)")
+    if not 0.0 <= config.dialtest.keep_above <= 1.0:
+        found.append(f"DialTest meaning filter {config.dialtest.keep_above} is not between 0 and 1")
     if config.persona.candidates < 1:
         found.append(f"selection candidates {config.persona.candidates} is not a positive integer")
     for name, value in (("reduce ratio", p.reduce_ratio), ("duplicate ratio", p.duplicate_ratio),
@@ -139,8 +151,13 @@ def _service_problems(config: RunConfig) -> list[str]:
     else:
         from mortar.sut.local import LocalSUT
 
+        from mortar.sut.remote import ChatSUT
+
         if config.persona.selection and PERSONA_METHOD in config.methods and not isinstance(sut, LocalSUT):
             found.append("--selection needs a local model's token probabilities; the SUT is an HTTP endpoint")
+        if config.dialtest.gini_budget and DIALTEST_METHOD in config.methods \
+                and not isinstance(sut, (LocalSUT, ChatSUT)):
+            found.append("--gini-budget needs a local model or an HTTP service that returns logprobs")
     if config.kg_backend == "llm":
         from mortar.chat import ChatConfigError
 

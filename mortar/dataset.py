@@ -62,11 +62,16 @@ class TestCase:
     replaced: tuple[tuple[int, str], ...] = ()  # (position, question) asked instead of the seed's (METAL)
     target_round: int | None = None  # single-turn methods: the seed round whose question is changed
     story: str | None = None  # the grounding asked with instead of the seed's story (None: the seed's)
+    guide: str | None = None  # how a guided search made it ("gini", or "random" for its baseline); None: unguided
 
     @property
     def test_case_id(self) -> str:
-        """seed/perturbation/replicate, or seed/perturbation/round for a single-turn method's case."""
-        return f"{self.seed_id}/{self.perturbation}/{self.replicate if self.target_round is None else self.target_round}"
+        """seed/perturbation/replicate, or seed/perturbation/round for a single-turn method's case
+        (seed/perturbation/round/guide+replicate for one of several guided mutants of a round)."""
+        if self.target_round is None:
+            return f"{self.seed_id}/{self.perturbation}/{self.replicate}"
+        guided = f"/{self.guide}{self.replicate}" if self.guide else ""
+        return f"{self.seed_id}/{self.perturbation}/{self.target_round}{guided}"
 
     def story_of(self, seed: "Seed") -> str:
         return seed.story if self.story is None else self.story

@@ -235,10 +235,30 @@ def selection_summary(selections: dict) -> list[dict]:
     return rows
 
 
-def report(checks, cases, verdicts, selections: dict | None = None) -> dict:
+def guidance_summary(checks, mutants: list[dict]) -> list[dict]:
+    """Guided generation against its random baseline at the same budget: per guide, SUT calls (evaluated
+    mutants), kept mutants (test cases), their bugs, bugs per SUT call and distinct seed questions with a bug,
+    and the mean Gini impurity of the answers."""
+    calls: dict[str, list[dict]] = {}
+    for row in mutants:
+        calls.setdefault(row["guide"], []).append(row)
+    rows = []
+    for guide, evaluated in sorted(calls.items()):
+        kept = {r["test_case_id"] for r in evaluated if r["kept"]}
+        bugs = [c for c in checks if c.violated and set(c.test_case_ids) & kept]
+        ginis = [r["gini"] for r in evaluated if r["gini"] is not None and r["gini"] == r["gini"]]
+        rows.append({"guide": guide, "questions": len({(r["seed_id"], r["source_round"]) for r in evaluated}),
+                     "sut_calls": len(evaluated), "kept": len(kept), "bugs": len(bugs),
+                     "bugs_per_call": len(bugs) / len(evaluated) if evaluated else float("nan"),
+                     "bug_questions": len({(c.seed_id, c.source_round) for c in bugs}),
+                     "mean_gini": sum(ginis) / len(ginis) if ginis else float("nan")})
+    return rows
+
+
+def report(checks, cases, verdicts, selections: dict | None = None, mutants: list[dict] | None = None) -> dict:
     """Everything ``mortar report`` and the dashboard show for a run: the headline metrics, each method's
-    own tables, response selection when it ran, and with two or more methods the unique bugs and the overlap
-    of seed questions."""
+    own tables, response selection and guided generation when they ran, and with two or more methods the
+    unique bugs and the overlap of seed questions."""
     from mortar.methods import Table
 
     ran = methods_in(cases)
@@ -252,6 +272,13 @@ def report(checks, cases, verdicts, selections: dict | None = None) -> dict:
             "agreement / kappa: how often 'gold ranked first' agrees with the answer oracle accepting the SUT's "
             "generated answer on the same rounds.",
             result["selection"]))
+    if mutants:
+        result["guidance"] = guidance_summary(checks, mutants)
+        result["tables"].append(Table(
+            "guidance", "Gini-guided generation against random transformation at the same budget",
+            "Each evaluated mutant costs one SUT call. Gini: DialTest's Algorithm 1 keeps a mutant whose answer's "
+            "Gini impurity rises by more than τ and goes on from it; random: random transformations of the seed "
+            "question, all kept. Bugs: violations of the kept mutants' relations.", result["guidance"]))
     if len(ran) >= 2:
         result["uniqueness"] = uniqueness(checks, ran)
         result["overlap"] = overlap(checks, ran)
@@ -269,6 +296,8 @@ def metric_rows(report: dict) -> list[dict]:
              for part, n in report.get("overlap", {}).items()]
     rows += [{"method": f"selection {row['version']}", "metric": k, "value": v}
              for row in report.get("selection", ()) for k, v in row.items() if k != "version"]
+    rows += [{"method": f"guide {row['guide']}", "metric": k, "value": v}
+             for row in report.get("guidance", ()) for k, v in row.items() if k != "guide"]
     return rows
 
 
@@ -283,7 +312,8 @@ def run_report(con, run_id: str) -> dict:
     from mortar import store
 
     cases, verdicts = store.read_cases_and_verdicts(con, run_id)
-    return report(store.read_checks(con, run_id), cases, verdicts, store.read_selections(con, run_id))
+    return report(store.read_checks(con, run_id), cases, verdicts, store.read_selections(con, run_id),
+                  store.read_mutants(con, run_id))
 
 
 def metrics_frame(con, run_id: str):

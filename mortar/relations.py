@@ -110,6 +110,49 @@ register_relation(Relation(
     "SUT's answer does not match the gold answer (similarity below ε).", _rbt))
 
 
+def matches_reference(name: str):
+    """A direction relation on single-turn cases: the answer to the changed last question still matches the
+    reference ("Unknown" for a question whose gold answer is unknown)."""
+    def judge(j: Judging) -> list[Check]:
+        checks = []
+        for case in j.cases:
+            pos, source = len(case.source_rounds), case.source_rounds[-1]
+            out, gold = j.answer(case, pos), j.seed.round(source).answer
+            if out is None or gold is None:
+                continue
+            reference = "Unknown" if j.seed.round(source).is_unknown else gold
+            sim = j.oracle.similarity(j.question(source), reference, out)
+            checks.append(Check(f"{name}/{case.test_case_id}", name, j.seed.id, source, (case.perturbation,),
+                                (case.test_case_id,), (pos,), out, reference, sim, None, sim < j.threshold))
+        return checks
+    return judge
+
+
+def same_as_orig(name: str, kinds: tuple[str, ...]):
+    """An invariance relation: in test cases of these kinds, the answer to a round agrees with the SUT's
+    answer to that round in the seed as it is (ORIG). Whole-dialogue cases (a new story) are judged at
+    every round, single-turn cases at their last round."""
+    def judge(j: Judging) -> list[Check]:
+        if not j.orig_cases:
+            return []
+        orig = j.orig_cases[0]
+        orig_answers = {src: j.answer(orig, p) for p, src in enumerate(orig.source_rounds, start=1)}
+        checks = []
+        for case in (c for c in j.cases if c.perturbation in kinds):
+            positions = [len(case.source_rounds)] if case.target_round is not None else \
+                range(1, len(case.source_rounds) + 1)
+            for pos in positions:
+                source = case.source_rounds[pos - 1]
+                out, before = j.answer(case, pos), orig_answers.get(source)
+                if out is None or before is None:
+                    continue
+                sim = j.oracle.agreement(j.question(source), before, out)
+                checks.append(Check(f"{name}/{case.test_case_id}/{pos}", name, j.seed.id, source, (case.perturbation,),
+                                    (case.test_case_id,), (pos,), out, before, sim, None, sim < j.threshold))
+        return checks
+    return judge
+
+
 def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECVerdict | None]],
           answers: dict, oracle, threshold: float, selections: dict | None = None) -> list[Check]:
     """All checks of a run: RBT on the ORIG cases, and each method's relations on the test cases it made,

@@ -23,7 +23,7 @@ from mortar.kg.model import DialogueGraph, ExtractionError
 from mortar.methods import Made, Making, methods
 from mortar.oracle import Oracle, default_threshold
 from mortar.perturb import PerturbationSettings, original_case
-from mortar.vocab import METAL_METHOD, MORTAR_METHOD, ORIG, PERSONA_METHOD
+from mortar.vocab import BT, DIALTEST_METHOD, METAL_METHOD, MORTAR_METHOD, ORIG, PERSONA_METHOD
 
 log = logging.getLogger(__name__)
 
@@ -82,13 +82,14 @@ def knowledge_graphs(dataset: Dataset, extractor, db=None, progress=None) -> tup
 
 
 def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None, progress=None,
-                    oracle=None, pool=None) -> tuple[list, list[TestCase], dict, dict[str, str], tuple[str, ...]]:
+                    oracle=None, pool=None, sut=None) -> tuple[list, list[TestCase], dict, dict[str, str], list[Made]]:
     """Seeds → knowledge graphs → ORIG and the chosen methods' test cases, seed by seed in registry order.
 
-    Returns the seeds kept, the test cases, their EC verdicts, the failed seeds and the methods' notes."""
+    Returns the seeds kept, the test cases, their EC verdicts, the failed seeds and what each method made
+    (its notes, and for guided methods the evaluated mutants). ``sut``: for methods guided by its answers."""
     graphs, failed = knowledge_graphs(dataset, extractor, db, progress)
     seeds = [s for s in dataset.seeds if s.id not in failed]
-    making = Making(seeds, config.run_seed, config, graphs, oracle, list(pool or dataset.seeds))
+    making = Making(seeds, config.run_seed, config, graphs, oracle, list(pool or dataset.seeds), sut, db, progress)
     made: list[Made] = [m.make_cases(making) for name, m in methods().items() if name in config.methods]
     cases, verdicts = [], {}
     for seed in seeds:  # ORIG first, then each method's cases: the order the executor's prefix tree grows in
@@ -98,7 +99,7 @@ def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None
         verdicts[orig.test_case_id] = check_case(graphs[seed.id], orig, {r.turn_id: r.question for r in seed.rounds})
         cases += [c for m in made for c in m.cases if c.seed_id == seed.id]
     verdicts.update({k: v for m in made for k, v in m.verdicts.items()})
-    return seeds, cases, verdicts, failed, tuple(n for m in made for n in m.notes)
+    return seeds, cases, verdicts, failed, made
 
 
 def generate(dataset: Dataset, run_seed: int, settings: PerturbationSettings, db=None, extractor=None,
@@ -106,7 +107,8 @@ def generate(dataset: Dataset, run_seed: int, settings: PerturbationSettings, db
     """`mortar generate`: MORTAR's test cases with their EC verdicts, stored under a deterministic run id."""
     config = RunConfig(methods=(MORTAR_METHOD,), run_seed=run_seed, perturbation=settings)
     extractor = extractor or make_extractor(config.kg_backend)
-    _, cases, verdicts, failed, notes = make_test_cases(dataset, config, db, extractor, progress)
+    _, cases, verdicts, failed, made = make_test_cases(dataset, config, db, extractor, progress)
+    notes = tuple(n for m in made for n in m.notes)
     key = {"perturbations": asdict(settings), "kg": {"backend": extractor.backend, "model": extractor.model}}
     run_id = run_id_for("generate", dataset, run_seed, key)
     _store_run(db, run_id, "generate", dataset, run_seed, {**key, "failed_seeds": failed}, cases, verdicts, "done")
@@ -152,6 +154,29 @@ def write_jsonl(records: list[dict], out: str | Path) -> None:
     tmp.replace(out)
 
 
+def write_json(doc: dict, out: str | Path) -> None:
+    """Write atomically, as ``write_jsonl``."""
+    out = Path(out)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
+    tmp.replace(out)
+
+
+def augmented_dataset(frame, run_id: str) -> dict:
+    """Transformed test cases as CoQA v1.0 dialogues: per test case, the seed's story and its rounds up to the
+    transformed question, each with its gold answer (so the data can be loaded, tested on or trained on)."""
+    data = []
+    for tcid, rounds in frame.groupby("test_case_id", sort=False):
+        rounds = rounds.sort_values("position")
+        first = rounds.iloc[0]
+        data.append({"id": f"{first['seed_id']}#{tcid}", "source": f"mortar {run_id} {first['perturbation']}",
+                     "story": first["story"],
+                     "questions": [{"input_text": r.question, "turn_id": int(r.position)} for r in rounds.itertuples()],
+                     "answers": [{"input_text": r.answer if isinstance(r.answer, str) else "unknown",
+                                  "turn_id": int(r.position)} for r in rounds.itertuples()]})
+    return {"version": "1.0", "data": data}
+
+
 def limited(dataset: Dataset, limit: int | None) -> Dataset:
     if not limit:
         return dataset
@@ -175,6 +200,10 @@ def run_key(config: RunConfig, extractor, sut, threshold: float) -> dict:
         key["metal"] = asdict(config.metal)
     if PERSONA_METHOD in config.methods:
         key["persona"] = asdict(config.persona)
+    if DIALTEST_METHOD in config.methods:
+        from mortar.methods.dialtest import bt_model
+
+        key["dialtest"] = {**asdict(config.dialtest), "bt_model": bt_model() if BT in config.dialtest.operators else None}
     return key
 
 
@@ -195,9 +224,16 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     key = run_key(config, extractor, sut, threshold)
     run_id = run_id_for("run", dataset, config.run_seed, key)
     # 1. seeds → knowledge graphs → ORIG and every method's test cases (MORTAR's with their EC verdicts)
-    seeds, cases, verdicts, failed, notes = make_test_cases(dataset, config, db, extractor, progress, oracle, full.seeds)
-    stored = {**key, "failed_seeds": failed, "run_config": config.to_json()}
+    seeds, cases, verdicts, failed, made = make_test_cases(dataset, config, db, extractor, progress, oracle,
+                                                           full.seeds, sut)
+    notes = tuple(n for m in made for n in m.notes)
+    records = {name: m.record for name, m in zip([n for n in methods() if n in config.methods], made) if m.record}
+    stored = {**key, "failed_seeds": failed, "run_config": config.to_json(), **({"made": records} if records else {})}
     _store_run(db, run_id, "run", dataset, config.run_seed, stored, cases, verdicts, "running")
+    mutants = [row for m in made for row in m.mutants]
+    if mutants:
+        with store.connect(db) as con:
+            store.write_mutants(con, run_id, mutants)
     try:
         # 2. the SUT answers every round; answers are stored as they come and read back on a re-run
         answers = execute(seeds, cases, sut, db=db, progress=_stage(progress, "answering"))
@@ -211,7 +247,7 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
         with store.connect(db) as con:
             store.write_run_status(con, run_id, "interrupted")
         raise
-    figures = report(checks, cases, verdicts, selections)
+    figures = report(checks, cases, verdicts, selections, mutants)
     with store.connect(db) as con:
         con.begin()
         store.write_outputs(con, run_id, _round_rows(cases, answers, checks))

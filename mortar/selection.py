@@ -57,13 +57,27 @@ def score_candidates(sut: SUT, conversation: Conversation, candidates: list[str]
 
     ``session``: a local SUT's session (the executor's kind): the prefix extends that lane's KV cache, so
     rounds of one conversation scored in order re-read neither the story nor the history."""
+    first, logprobs, replies = reply_logprobs(sut, conversation, candidates, session, lane)
+    scores = []
+    for i, reply in enumerate(replies):
+        total = first[reply[0]].item()
+        # the logits after the reply's token t predict its token t + 1
+        total += sum(logprobs[i, t, reply[t + 1]].item() for t in range(len(reply) - 1))
+        scores.append(total / len(reply))
+    return scores
+
+
+def reply_logprobs(sut: SUT, conversation: Conversation, candidates: list[str], session=None, lane: int = 0):
+    """(first, logprobs, replies): the next-token log-probabilities after the conversation (which predict every
+    reply's first token), then per candidate and reply token t those after token t, and each candidate's
+    tokens. The conversation runs through the model once; its keys and values serve every candidate."""
     import torch
     from transformers import DynamicCache
 
     model, prompt, replies = _tokens(sut, conversation, candidates)
     session = session or sut.session(lanes=1)
     with torch.inference_mode():
-        first, kv = session.extend(lane, prompt)  # ``first`` predicts every reply's first token
+        first, kv = session.extend(lane, prompt)
         cache = DynamicCache()
         for layer, (keys, values) in enumerate(kv):
             cache.update(keys, values, layer)
@@ -74,13 +88,7 @@ def score_candidates(sut: SUT, conversation: Conversation, candidates: list[str]
         batch = torch.tensor([r + [r[-1]] * (width - len(r)) for r in replies])
         logits = model(input_ids=batch, past_key_values=cache, use_cache=True).logits
         logprobs = torch.log_softmax(logits.float(), dim=-1)
-    scores = []
-    for i, reply in enumerate(replies):
-        total = first[reply[0]].item()
-        # the logits after the reply's token t predict its token t + 1
-        total += sum(logprobs[i, t, reply[t + 1]].item() for t in range(len(reply) - 1))
-        scores.append(total / len(reply))
-    return scores
+    return first, logprobs, replies
 
 
 def full_pass_scores(sut: SUT, conversation: Conversation, candidates: list[str]) -> list[float]:

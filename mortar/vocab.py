@@ -30,6 +30,21 @@ QUESTION_PERTURBATIONS = (SYN, ADD, TYPO, LEET)
 METAL_RATE = 0.2  # share of a question's words (characters for leet) METAL changes
 METAL_REVERT_BELOW = 0.8  # the semantics-preserving constraint: embedding cosine to the original question
 
+# DialTest's sentence transformation operators on one question: synonym replacement, back translation,
+# word insertion; and the guides of its Gini-guided search (the random baseline spends the same budget)
+SR, BT, WI = "SR", "BT", "WI"
+DIALTEST_OPERATORS = (SR, BT, WI)
+OPERATOR_TEXT = {
+    SR: "synonym replacement: nouns, verbs and adjectives replaced by WordNet synonyms (never entities, numbers, "
+        "wh-words)",
+    BT: "back translation through Chinese, French or Spanish by the configured chat endpoint",
+    WI: "word insertion: 1–3 words the local causal LM predicts at a random place (no wh-word, entity or negation)",
+}
+GINI, RANDOM = "gini", "random"
+GUIDES = (GINI, RANDOM)
+DIALTEST_KEEP_ABOVE = 0.8  # a transformed question is reverted below this embedding cosine to the original
+GINI_TAU = 0.0  # Algorithm 1 keeps a mutant whose Gini impurity rises by more than this
+
 # The persona-centric relations' test cases (there the grounding is a persona, here the story)
 P1, P2, P3 = "P1", "P2", "P3"  # synonymous grounding, interference, character-level swap noise
 STORY, HISTORY, QUESTION, QUESTION_AND_HISTORY = "story", "history", "question", "both"
@@ -45,14 +60,17 @@ MR1, MR2, MR3, MR4 = "MR1", "MR2", "MR3", "MR4"
 MORTAR_RELATIONS = (MR1, MR2, MR3, MR4)
 METAL = "METAL"  # the baseline's relation: a perturbed question's answer still matches the reference
 PERSONA_RELATIONS = (P1, P2, P3)  # the answers stay the same under the version of grounding or context
+DT_REF, DT_INV = "DT-REF", "DT-INV"  # DialTest: the transformed question's answer vs the reference / vs the seed's
+DIALTEST_RELATIONS = (DT_REF, DT_INV)
 SEL = "SEL"  # response selection: the candidate the SUT ranks first stays the same in every version
 
 # -- methods ---------------------------------------------------------------------------------------
 # A method has a name on the command line and a label in the report (the paper's "MT" for MORTAR).
-MORTAR_METHOD, METAL_METHOD, PERSONA_METHOD = "mortar", "metal", "persona"
+MORTAR_METHOD, METAL_METHOD, DIALTEST_METHOD, PERSONA_METHOD = "mortar", "metal", "dialtest", "persona"
 MT = "MT"
+DIALTEST = "DialTest"
 PERSONA = "PERSONA"  # the persona-centric relations' label in the report
-BUILTIN_METHODS = (MORTAR_METHOD, METAL_METHOD, PERSONA_METHOD)  # in the order the report shows them
+BUILTIN_METHODS = (MORTAR_METHOD, METAL_METHOD, DIALTEST_METHOD, PERSONA_METHOD)  # in the order the report shows them
 ALL_METHODS = "all"  # `--method all`: every registered method
 
 # -- bug levels, relative to RBT -------------------------------------------------------------------

@@ -27,6 +27,9 @@ class Making:
     graphs: dict = field(default_factory=dict)  # seed_id → DialogueGraph, for methods with a context check
     oracle: object = None  # the run's oracle (its embeddings serve meaning filters)
     pool: list[Seed] = field(default_factory=list)  # every seed of the dataset, beyond a --limit (other stories)
+    sut: object = None  # the SUT, for methods whose generation is guided by its answers (None: not available)
+    db: object = None  # the run's store (answers given while generating are kept for the run)
+    progress: object = None  # progress(done, total, info) for long generation
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,8 @@ class Made:
     cases: list[TestCase]
     verdicts: dict[str, list[ECVerdict | None]] = field(default_factory=dict)  # none: no context check
     notes: tuple[str, ...] = ()  # what the run should tell the user (e.g. how many mutants were reverted)
+    mutants: tuple[dict, ...] = ()  # guided generation: every evaluated mutant (stored, compared in the report)
+    record: dict = field(default_factory=dict)  # stored with the run's configuration (e.g. which operators ran)
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,7 @@ def register_method(method: TestMethod) -> TestMethod:
 
 
 def _load_builtin() -> None:
-    from mortar.methods import metal, mortar, persona  # noqa: F401  (registers them)
+    from mortar.methods import dialtest, metal, mortar, persona  # noqa: F401  (registers them)
 
 
 def methods() -> dict[str, TestMethod]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from mortar.dataset import Seed, TestCase
 from mortar.methods import Made, Making, TestMethod, register_method
 from mortar.perturb import case_rng
-from mortar.relations import DIRECTION, Check, Judging, Relation, register_relation
+from mortar.relations import DIRECTION, Relation, matches_reference, register_relation
 from mortar.vocab import (ADD, LEET, METAL, METAL_METHOD, METAL_RATE, METAL_REVERT_BELOW, QUESTION_PERTURBATIONS,
                           SYN, TYPO)
 from mortar.wordnet import synonyms
@@ -136,24 +136,9 @@ def make_cases(making: Making) -> Made:
     return Made(cases, notes=(note,))
 
 
-def metal_relation(j: Judging) -> list[Check]:
-    """The answer to the perturbed last question still matches the reference ("Unknown" for an unknown gold)."""
-    checks = []
-    for case in j.cases:
-        pos, source = len(case.source_rounds), case.source_rounds[-1]
-        out, gold = j.answer(case, pos), j.seed.round(source).answer
-        if out is None or gold is None:
-            continue
-        reference = "Unknown" if j.seed.round(source).is_unknown else gold
-        sim = j.oracle.similarity(j.question(source), reference, out)
-        checks.append(Check(f"{METAL}/{case.test_case_id}", METAL, j.seed.id, source, (case.perturbation,),
-                            (case.test_case_id,), (pos,), out, reference, sim, None, sim < j.threshold))
-    return checks
-
-
 register_relation(Relation(
     METAL, METAL, DIRECTION, "METAL, the single-turn baseline: one question perturbed (synonym, added word, typos, "
-    "leet); the answer should stay similar to the reference.", metal_relation))
+    "leet); the answer should stay similar to the reference.", matches_reference(METAL)))
 
 register_method(TestMethod(
     name=METAL_METHOD, label=METAL, perturbations=QUESTION_PERTURBATIONS, relations=(METAL,),

@@ -22,7 +22,7 @@ from mortar.methods import Made, Making, Table, TestMethod, register_method
 from mortar.methods.persona_transforms import (names_in, rewrite_story, swap_noise, synonymous_sentences,
                                                unrelated_passage)
 from mortar.perturb import case_rng
-from mortar.relations import INVARIANCE, Check, Judging, Relation, register_relation
+from mortar.relations import INVARIANCE, Check, Judging, Relation, register_relation, same_as_orig
 from mortar.vocab import (HISTORY, NOISE_KINDS, NOISE_LOCATIONS, P1, P2, P3, PERSONA, PERSONA_METHOD,
                           PERSONA_PERTURBATIONS, PERSONA_RELATIONS, PERSONA_REWRITE_ABOVE, QUESTION,
                           QUESTION_AND_HISTORY, SEL, SELECTION_CANDIDATES, STORY)
@@ -90,40 +90,15 @@ def _noise_cases(seed, order, run_seed: int, settings: PersonaSettings, nlp) -> 
     return cases
 
 
-def _same_answers(name: str, kinds: tuple[str, ...]):
-    """A relation: in its test cases, the answer to a round agrees with the SUT's ORIG answer to that round.
-
-    Whole-dialogue cases (a new story) are judged at every round, per-round cases at their last round."""
-    def judge(j: Judging) -> list[Check]:
-        if not j.orig_cases:
-            return []
-        orig = j.orig_cases[0]
-        orig_answers = {src: j.answer(orig, p) for p, src in enumerate(orig.source_rounds, start=1)}
-        checks = []
-        for case in (c for c in j.cases if c.perturbation in kinds):
-            positions = [len(case.source_rounds)] if case.target_round is not None else \
-                range(1, len(case.source_rounds) + 1)
-            for pos in positions:
-                source = case.source_rounds[pos - 1]
-                out, before = j.answer(case, pos), orig_answers.get(source)
-                if out is None or before is None:
-                    continue
-                sim = j.oracle.agreement(j.question(source), before, out)
-                checks.append(Check(f"{name}/{case.test_case_id}/{pos}", name, j.seed.id, source, (case.perturbation,),
-                                    (case.test_case_id,), (pos,), out, before, sim, None, sim < j.threshold))
-        return checks
-    return judge
-
-
 register_relation(Relation(
     P1, PERSONA, INVARIANCE, "P1, synonymous grounding: the story rewritten with synonyms (meaning kept) should "
-    "get the same answers as the story itself.", _same_answers(P1, (P1,))))
+    "get the same answers as the story itself.", same_as_orig(P1, (P1,))))
 register_relation(Relation(
     P2, PERSONA, INVARIANCE, "P2, interference: an unrelated passage added to the story should not change the "
-    "answers.", _same_answers(P2, (P2,))))
+    "answers.", same_as_orig(P2, (P2,))))
 register_relation(Relation(
     P3, PERSONA, INVARIANCE, "P3, character noise: one swapped letter pair per word in the story, the history, the "
-    "question or both should not change the answers.", _same_answers(P3, tuple(NOISE_KINDS.values()))))
+    "question or both should not change the answers.", same_as_orig(P3, tuple(NOISE_KINDS.values()))))
 
 
 def same_selection(j: Judging) -> list[Check]:

@@ -76,6 +76,13 @@ def read_selections(con, run_id: str) -> dict[tuple[str, int], dict]:
     return {(r["test_case_id"], int(r["position"])): r for r in frame.to_dict("records")}
 
 
+def read_mutants(con, run_id: str) -> list[dict]:
+    """The mutants guided generation evaluated in the run, in the order of the search."""
+    return con.execute("SELECT test_case_id, seed_id, source_round, guide, step, operators, question, answer, gini, "
+                       "parent_gini, kept FROM mutants WHERE run_id = ? ORDER BY guide, seed_id, source_round, step",
+                       [run_id]).df().to_dict("records")
+
+
 # -- test cases and results ------------------------------------------------------------------------
 
 def read_graphs(con, dataset_id: str, backend: str, model: str) -> dict[str, tuple[str, str | None, str | None]]:
@@ -102,21 +109,21 @@ def read_cases_and_verdicts(con, run_id: str):
     from mortar.dataset import TestCase
 
     rows = con.execute("""
-        SELECT t.seed_id, t.perturbation, t.replicate, t.target_round, t.story, r.test_case_id, r.source_round,
+        SELECT t.seed_id, t.perturbation, t.replicate, t.target_round, t.story, t.guide, r.test_case_id, r.source_round,
                r.ec_equivalent,
                r.ec_semantic, r.ec_ontology, r.ec_story, r.ec_needed, r.ec_missing, r.ec_follows_ok
         FROM test_cases t JOIN test_case_rounds r USING (run_id, test_case_id)
         WHERE t.run_id = ? ORDER BY t.seed_id, r.test_case_id, r.position""", [run_id]).fetchall()
     sources: dict[str, list] = {}
     meta, verdicts = {}, {}
-    for seed_id, pert, rep, target, grounding, tcid, src, eq, sem, onto, story, needed, missing, follows in rows:
-        meta[tcid] = (seed_id, pert, rep, target, grounding)
+    for seed_id, pert, rep, target, grounding, guide, tcid, src, eq, sem, onto, story, needed, missing, follows in rows:
+        meta[tcid] = (seed_id, pert, rep, target, grounding, guide)
         sources.setdefault(tcid, []).append(src)
         verdicts.setdefault(tcid, []).append(None if eq is None else ECVerdict(
             bool(eq), bool(sem), bool(onto), bool(story), frozenset(json.loads(needed or "[]")),
             frozenset(json.loads(missing or "[]")), follows))
-    cases = [TestCase(seed_id, pert, rep, tuple(sources[t]), target_round=target, story=grounding)
-             for t, (seed_id, pert, rep, target, grounding) in meta.items()]
+    cases = [TestCase(seed_id, pert, rep, tuple(sources[t]), target_round=target, story=grounding, guide=guide)
+             for t, (seed_id, pert, rep, target, grounding, guide) in meta.items()]
     return cases, verdicts
 
 
@@ -141,6 +148,21 @@ def rounds_export(con, run_id: str) -> pd.DataFrame:
         FROM test_case_rounds r JOIN test_cases t USING (run_id, test_case_id)
         LEFT JOIN run_rounds o USING (run_id, test_case_id, position)
         WHERE r.run_id = ? ORDER BY t.seed_id, r.test_case_id, r.position""", [run_id]).df()
+
+
+def transformed_rounds(con, run_id: str, perturbations: tuple[str, ...]) -> pd.DataFrame:
+    """Every round of the run's test cases of these kinds (e.g. DialTest's operators) with the question asked,
+    the seed's story and the gold answer: the rows of an augmented dataset."""
+    marks = ", ".join("?" * len(perturbations))
+    return con.execute(f"""
+        SELECT t.seed_id, r.test_case_id, t.perturbation, t.guide, r.position, r.source_round, r.question,
+               g.answer, s.story
+        FROM test_cases t JOIN test_case_rounds r USING (run_id, test_case_id)
+        JOIN runs USING (run_id)
+        JOIN seeds s ON s.dataset_id = runs.dataset_id AND s.seed_id = t.seed_id
+        JOIN seed_rounds g ON g.dataset_id = runs.dataset_id AND g.seed_id = t.seed_id AND g.turn_id = r.source_round
+        WHERE r.run_id = ? AND t.perturbation IN ({marks})
+        ORDER BY t.seed_id, r.test_case_id, r.position""", [run_id, *perturbations]).df()
 
 
 def detections_export(con, run_id: str) -> pd.DataFrame:

@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS test_cases (
 );
 ALTER TABLE test_cases ADD COLUMN IF NOT EXISTS target_round INTEGER;  -- stores written before it existed
 ALTER TABLE test_cases ADD COLUMN IF NOT EXISTS story TEXT;  -- the grounding asked with, when not the seed's story
+ALTER TABLE test_cases ADD COLUMN IF NOT EXISTS guide TEXT;  -- guided mutants: the guide that kept them (gini, random)
 CREATE TABLE IF NOT EXISTS test_case_rounds (
     run_id TEXT NOT NULL,
     test_case_id TEXT NOT NULL,
@@ -113,6 +114,21 @@ CREATE TABLE IF NOT EXISTS selections (  -- response selection: the gold answer'
     oracle_pass BOOLEAN,              -- does the answer oracle accept the SUT's generated answer there
     PRIMARY KEY (run_id, test_case_id, position)
 );
+CREATE TABLE IF NOT EXISTS mutants (  -- guided generation (DialTest's Gini search and its random baseline)
+    run_id TEXT NOT NULL,
+    test_case_id TEXT NOT NULL,       -- the test case it is (kept) or would have been
+    seed_id TEXT NOT NULL,
+    source_round INTEGER NOT NULL,
+    guide TEXT NOT NULL,              -- 'gini' or 'random'
+    step INTEGER NOT NULL,            -- 1 … budget: each evaluated mutant is one SUT call
+    operators TEXT NOT NULL,          -- the transformations from the seed question, e.g. 'SR+WI'
+    question TEXT NOT NULL,
+    answer TEXT,
+    gini DOUBLE,                      -- DeepGini impurity of the SUT's answer
+    parent_gini DOUBLE,               -- … of the test it was made from
+    kept BOOLEAN NOT NULL,
+    PRIMARY KEY (run_id, test_case_id)
+);
 CREATE TABLE IF NOT EXISTS labels (   -- precision labelling: one score per (detection, annotator)
     run_id TEXT NOT NULL,
     detection_id TEXT NOT NULL,
@@ -167,4 +183,4 @@ CREATE TABLE IF NOT EXISTS run_metrics (  -- the headline metrics a run stores w
 );
 """
 
-NEWEST_COLUMN = ("test_cases", "story")  # the latest schema change: a store without it is migrated on open
+NEWEST_COLUMN = ("test_cases", "guide")  # the latest schema change: a store without it is migrated on open

@@ -64,6 +64,7 @@ def write_test_cases(con, run_id: str, dataset: Dataset, cases: list[TestCase], 
     verdicts = verdicts or {}
     upsert(con, "test_cases", [dict(run_id=run_id, test_case_id=c.test_case_id, seed_id=c.seed_id,
                                     perturbation=c.perturbation, replicate=c.replicate, target_round=c.target_round, story=c.story,
+                                    guide=c.guide,
                                     n_rounds=len(c.source_rounds)) for c in cases])
     rows = []
     for c in cases:
@@ -119,6 +120,12 @@ def write_selections(con, run_id: str, rows) -> None:
     """Store the response-selection results of a run (idempotent: the stage is deterministic)."""
     upsert(con, "selections", [{"run_id": run_id, **row} for row in rows],
            update=("gold_rank", "top", "candidates", "oracle_pass"))
+
+
+def write_mutants(con, run_id: str, rows) -> None:
+    """Every mutant a guided search evaluated (idempotent: the search is deterministic)."""
+    upsert(con, "mutants", [{"run_id": run_id, **row} for row in rows],
+           update=("operators", "question", "answer", "gini", "parent_gini", "kept"))
 
 
 # -- the SUT's answers -----------------------------------------------------------------------------

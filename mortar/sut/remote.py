@@ -50,6 +50,17 @@ class ChatSUT(SUT):
         except ChatError as e:
             raise SutError(str(e)) from None
 
+    def answer_with_logprobs(self, conversation: Conversation) -> tuple[str, list[list[float]]]:
+        """The answer and its tokens' top log-probabilities (for Gini guidance); SutError when the service
+        gives none."""
+        try:
+            text, logprobs = self._client().complete_with_logprobs(
+                conversation.messages(self.settings.system_prompt), temperature=0.0,
+                max_tokens=self.settings.max_new_tokens)
+        except ChatError as e:
+            raise SutError(str(e)) from None
+        return text.strip(), logprobs
+
     def _client(self) -> ChatClient:
         client = getattr(self._local, "client", None)
         if client is None:
