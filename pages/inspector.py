@@ -6,7 +6,7 @@ import streamlit as st
 
 from mortar import store, ui
 from mortar.context import context_before
-from mortar.vocab import ORIG
+from mortar.vocab import OPERATOR_TEXT, ORIG
 
 st.title("Inspector")
 
@@ -113,6 +113,13 @@ if side_by_side:
                for _, r in perturbed.iterrows() if seed_questions.get(r["source_round"]) not in (None, r["question"])]
     if changed:
         with st.expander(f"Questions asked differently from the seed ({len(changed)})", expanded=True):
+            if case["perturbation"] in OPERATOR_TEXT:
+                st.caption(f"DialTest operator {case['perturbation']}: {OPERATOR_TEXT[case['perturbation']]}.")
+            if case["mutant"]:
+                m = case["mutant"]
+                st.caption(f"Made by the {case['guide']} search at step {m['step']} of its budget, by the operators "
+                           f"{m['operators']} in turn; Gini impurity of the answer {ui.fmt(m['gini'])} (the test it "
+                           f"was made from: {ui.fmt(m['parent_gini'])}).")
             for p, before, after in changed:
                 old, new = ui.word_diff(before, after)
                 st.markdown(f"**Position {p}** — seed: {old}  \n asked: {new}")

@@ -11,11 +11,12 @@ from mortar import ui
 from mortar.config import KG_BACKENDS, RunConfig, problems
 from mortar.dataset import DatasetError, load_dataset
 from mortar.methods import methods
+from mortar.methods.dialtest import DialTestSettings
 from mortar.methods.metal import MetalSettings
 from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES, default_threshold
 from mortar.perturb import PerturbationSettings
-from mortar.vocab import (DIALOGUE_PERTURBATIONS, NOISE_LOCATIONS, ORIG, PERSONA_RELATIONS, PERTURBATION_TEXT,
+from mortar.vocab import (DIALOGUE_PERTURBATIONS, DIALTEST_OPERATORS, NOISE_LOCATIONS, OPERATOR_TEXT, ORIG, PERSONA_RELATIONS, PERTURBATION_TEXT,
                           QUESTION_AND_HISTORY, RBT, SELECTION_CANDIDATES)
 
 KEY_VARS = {  # what each choice reads from the environment (or .streamlit/secrets.toml); values never shown
@@ -101,6 +102,21 @@ with st.form("launch"):
                             + " Several methods run on the same seeds and SUT and are compared in one report.")
     metal_rate = c2.number_input("METAL rate", min_value=0.05, max_value=0.95, value=DEFAULTS.metal.rate, step=0.05,
                                  help="Share of a question's words METAL's perturbations change (used by metal).")
+    st.markdown("**DialTest** (dialtest)")
+    c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
+    dialtest_operators = c1.multiselect("DialTest operators", list(DIALTEST_OPERATORS),
+                                        default=list(DEFAULTS.dialtest.operators),
+                                        help="; ".join(f"{k}: {v}" for k, v in OPERATOR_TEXT.items())
+                                        + ". Without a chat endpoint BT is reported unavailable and the others run.")
+    gini_budget = c2.number_input("Gini budget", min_value=0, value=DEFAULTS.dialtest.gini_budget, step=1,
+                                  help="SUT calls per question for the Gini-guided search (DialTest's Algorithm 1), "
+                                       "compared with random transformation at the same budget. 0 = unguided: each "
+                                       "operator once.")
+    gini_tau = c3.number_input("Gini τ", value=DEFAULTS.dialtest.gini_tau, step=0.01, format="%.2f",
+                               help="A mutant is kept when its answer's Gini impurity rises by more than τ.")
+    keep_above = c4.number_input("Meaning filter", min_value=0.0, max_value=1.0, value=DEFAULTS.dialtest.keep_above,
+                                 step=0.05, help="A transformed question is reverted below this embedding cosine to "
+                                                 "the original.")
     st.markdown("**Persona-centric relations** (persona)")
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
     persona_relations = c1.multiselect("Persona relations", list(PERSONA_RELATIONS),
@@ -157,6 +173,8 @@ if submitted:
         perturbation=PerturbationSettings(reduce_ratio=float(reduce_ratio), duplicate_ratio=float(duplicate_ratio),
                                           replicates=int(replicates), perturbations=tuple(perturbations)),
         metal=MetalSettings(rate=float(metal_rate)), oracle=oracle,
+        dialtest=DialTestSettings(operators=tuple(dialtest_operators), gini_budget=int(gini_budget),
+                                  gini_tau=float(gini_tau), keep_above=float(keep_above)),
         persona=PersonaSettings(relations=tuple(persona_relations), noise_locations=tuple(noise_locations),
                                 noise_names=not keep_names, selection=bool(selection),
                                 candidates=int(selection) or SELECTION_CANDIDATES),

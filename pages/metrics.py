@@ -104,6 +104,21 @@ if "selection" in by_key:
     figures.append(("selection", px.bar(selected, x="version", y="value", color="measure", barmode="group",
                                         height=380, range_y=[0, 1.05],
                                         title="Response selection: hits@1 and MRR per version")))
+if "dialtest_operators" in by_key:
+    figures.append(("dialtest-operators", px.bar(by_key["dialtest_operators"], x="version", y="Rate+", color="relation",
+                                                 barmode="group", height=380, range_y=[0, 1.05],
+                                                 labels={"version": "operator"},
+                                                 title="DialTest: share of violated checks per operator")))
+if "guidance" in by_key:
+    guidance = by_key["guidance"]
+    fig_guide = make_subplots(rows=1, cols=2, subplot_titles=("Bugs per SUT call", "Seed questions with a bug"))
+    for i, r in guidance.iterrows():
+        colour = ("#b5452b", "#8c8479")[i % 2]
+        fig_guide.add_trace(go.Bar(x=[r["guide"]], y=[r["bugs_per_call"]], marker_color=colour, showlegend=False,
+                                   text=[f"{r['bugs']} bugs / {r['sut_calls']} calls"]), 1, 1)
+        fig_guide.add_trace(go.Bar(x=[r["guide"]], y=[r["bug_questions"]], marker_color=colour, showlegend=False), 1, 2)
+    fig_guide.update_layout(height=380, title="Gini-guided search against random transformation, same budget")
+    figures.append(("guidance", fig_guide))
 for slot, (name, f) in zip(st.columns(max(1, min(3, len(figures)))) * 2, figures):
     with slot:
         st.plotly_chart(f, key=f"m-fig-{name}")

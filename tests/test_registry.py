@@ -59,7 +59,7 @@ def toy_run(toy, tmp_path_factory):
 
 
 def test_method_names_parse_from_the_registry(toy):
-    assert parse_methods("all") == ("mortar", "metal", "persona", TOY)
+    assert parse_methods("all") == ("mortar", "metal", "dialtest", "persona", TOY)
     assert parse_methods("toy,mortar") == ("mortar", TOY)
     with pytest.raises(ValueError, match="unknown method nope"):
         parse_methods("mortar,nope")

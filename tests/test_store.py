@@ -115,9 +115,12 @@ def test_a_store_from_an_older_version_is_migrated_when_first_opened_read_only(w
     con.execute("DROP TABLE run_metrics")
     con.execute("ALTER TABLE test_cases DROP COLUMN target_round")
     con.execute("ALTER TABLE test_cases DROP COLUMN story")
+    con.execute("ALTER TABLE test_cases DROP COLUMN guide")
+    con.execute("DROP TABLE mutants")
     con.close()
     with store.connect(db, read_only=True) as con:  # the dashboard's first read of an old file
         assert store.read_run_metrics(con).empty
+        assert store.read_mutants(con, generated.run_id) == []
         cases, _ = store.read_cases_and_verdicts(con, generated.run_id)
     assert sorted(c.test_case_id for c in cases) == sorted(c.test_case_id for c in generated.cases)
 

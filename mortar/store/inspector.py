@@ -40,9 +40,16 @@ def case_rounds(con, run_id: str, test_case_id: str) -> pd.DataFrame:
 
 
 def test_case(con, run_id: str, test_case_id: str) -> dict | None:
-    row = con.execute("SELECT seed_id, perturbation, replicate, story FROM test_cases "
+    """A test case's kind and grounding; a mutant of a guided search also has its search record (``mutant``)."""
+    row = con.execute("SELECT seed_id, perturbation, replicate, story, guide FROM test_cases "
                       "WHERE run_id = ? AND test_case_id = ?", [run_id, test_case_id]).fetchone()
-    return None if row is None else dict(seed_id=row[0], perturbation=row[1], replicate=row[2], story=row[3])
+    if row is None:
+        return None
+    mutant = con.execute("SELECT operators, gini, parent_gini, step FROM mutants WHERE run_id = ? AND test_case_id = ?",
+                         [run_id, test_case_id]).fetchone()
+    return dict(seed_id=row[0], perturbation=row[1], replicate=row[2], story=row[3], guide=row[4],
+                mutant=None if mutant is None else dict(operators=mutant[0], gini=mutant[1], parent_gini=mutant[2],
+                                                        step=mutant[3]))
 
 
 test_case.__test__ = False

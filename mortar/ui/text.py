@@ -8,13 +8,14 @@ import re
 
 from mortar.methods import methods
 from mortar.relations import RELATIONS
-from mortar.vocab import L1, L2, L3, LEVELS, RBT, TRUE_POSITIVE_BELOW
+from mortar.vocab import L1, L2, L3, LEVELS, OPERATOR_TEXT, RBT, TRUE_POSITIVE_BELOW
 
 
 def glossary() -> dict[str, str]:
     """Every method's and relation's own text (so a registered one is explained too), and the metrics'."""
     entries = {m.label: m.text for m in methods().values()}
     entries.update({name: r.text for name, r in RELATIONS.items()})
+    entries.update({name: f"{name}, {text}." for name, text in OPERATOR_TEXT.items()})
     entries.update({
         "EC": "Equivalent context check: is the context before a perturbed question as informative for it as the "
               "original one? Three checks, OR-ed: semantic (the question resolves itself), ontology (the entities "
