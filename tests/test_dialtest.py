@@ -338,3 +338,67 @@ def _write(config) -> str:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(config.to_json(), f)
     return f.name
+
+
+# -- a Gini-guided run with the local model -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def guided_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("guided")
+    dialogue = {"id": "kite", "story": "Tom built a big red kite with his sister Ann. On Saturday they flew it on "
+                                       "Crow Hill until the string broke and the kite landed in an old oak tree.",
+                "rounds": [{"question": "Who built the kite?", "answer": "Tom and Ann"},
+                           {"question": "Where did they fly it?", "answer": "on Crow Hill"},
+                           {"question": "What broke?", "answer": "the string"},
+                           {"question": "Where did the kite land?", "answer": "in an old oak tree"}]}
+    (folder / "kite.jsonl").write_text(json.dumps(dialogue) + "\n")
+    config = RunConfig(dataset=str(folder / "kite.jsonl"), methods=("dialtest",), oracle="cosine",
+                       dialtest=DialTestSettings(operators=(SR, WI), gini_budget=2))
+    db = folder / "store.duckdb"
+    return run(None, config, db=db), db
+
+
+def test_a_guided_run_compares_gini_with_random_at_the_same_budget(guided_run):
+    from mortar import store
+    from mortar.metrics import run_report
+
+    result, db = guided_run
+    with store.connect(db, read_only=True) as con:
+        mutants = store.read_mutants(con, result.run_id)
+        report = run_report(con, result.run_id)
+        cases, _ = store.read_cases_and_verdicts(con, result.run_id)
+    assert result.errored_rounds == 0 and any("Gini-guided search kept" in n for n in result.notes)
+    guidance = {row["guide"]: row for row in report["guidance"]}
+    assert set(guidance) == {GINI, RANDOM}
+    for guide, row in guidance.items():
+        mine = [m for m in mutants if m["guide"] == guide]
+        assert row["sut_calls"] == len(mine) <= 2 * 4  # at most the budget per question
+        assert row["kept"] == sum(m["kept"] for m in mine)
+    assert guidance[RANDOM]["kept"] == guidance[RANDOM]["sut_calls"]
+    for m in mutants:
+        assert 0.0 <= m["gini"] <= 1.0 and m["answer"]
+        if m["guide"] == GINI:
+            assert m["kept"] == (m["gini"] - m["parent_gini"] > 0.0)
+    kept = {c.test_case_id for c in cases if c.guide}
+    assert kept == {m["test_case_id"] for m in mutants if m["kept"]}
+
+
+def test_the_dashboard_shows_the_guidance_and_a_mutants_search_record(guided_run, monkeypatch):
+    from mortar import store
+    from tests.test_pages import app
+
+    result, db = guided_run
+    monkeypatch.setenv("MORTAR_DB", str(db))
+    at = app("metrics")
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert any(t.startswith("Gini-guided search against random") for t in titles)
+    assert any(t.startswith("DialTest: share of violated checks per operator") for t in titles)
+    guidance = next(d.value for d in at.dataframe if "bugs_per_call" in d.value)
+    assert set(guidance["guide"]) == {GINI, RANDOM}
+    with store.connect(db, read_only=True) as con:
+        detection = con.execute("SELECT d.detection_id FROM detections d JOIN mutants m ON m.run_id = d.run_id "
+                                "AND list_contains(CAST(d.test_case_ids AS VARCHAR[]), m.test_case_id) "
+                                "WHERE d.run_id = ? ORDER BY 1 LIMIT 1", [result.run_id]).fetchone()[0]
+    at = app("inspector", inspect=(result.run_id, detection))
+    captions = " ".join(c.value for c in at.caption)
+    assert "search at step" in captions and "Gini impurity of the answer" in captions

@@ -159,6 +159,20 @@ def test_launch_offers_the_persona_relations(db, fake_jobs):
     assert config.persona.selection and config.persona.candidates == 5
 
 
+def test_launch_offers_dialtest_with_gini_guidance(db, fake_jobs):
+    at = app("launch")
+    by_label(at.multiselect, "Methods").set_value(["mortar", "metal", "dialtest"])
+    by_label(at.multiselect, "DialTest operators").set_value(["SR", "WI"])
+    by_label(at.number_input, "Gini budget").set_value(4)
+    by_label(at.number_input, "Gini τ").set_value(0.02)
+    by_label(at.button, "Start run").click().run()
+    assert not at.exception and not at.error
+    (_, config), = fake_jobs
+    assert config.methods == ("mortar", "metal", "dialtest") and config.dialtest.operators == ("SR", "WI")
+    assert config.dialtest.gini_budget == 4 and config.dialtest.gini_tau == pytest.approx(0.02)
+    assert RunConfig.from_json(config.to_json()) == config
+
+
 def test_launch_explains_a_missing_key_instead_of_starting(db, fake_jobs, monkeypatch):
     monkeypatch.delenv("GROQ_API_KEY", raising=False)
     at = app("launch")
