@@ -184,6 +184,10 @@ def cmd_report(args) -> None:
     kg = config.get("kg", {})
     print(f"run {run_id}: SUT {config.get('sut', {}).get('model')}, oracle {config.get('oracle')} "
           f"(ε = {config.get('threshold')}), context check {kg.get('model')}")
+    for method, made in config.get("made", {}).items():
+        if made.get("operators") is not None:
+            unavailable = f" ({', '.join(made['unavailable'])} unavailable)" if made.get("unavailable") else ""
+            print(f"{method} operators that ran: {', '.join(made['operators']) or 'none'}{unavailable}")
     fmt = {"float_format": lambda x: f"{x:.3f}"}
     print("\n" + " vs ".join(r["metrics"]))
     print(_table(pd.DataFrame(r["metrics"]).T))

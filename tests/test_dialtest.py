@@ -285,7 +285,7 @@ def dialtest_run(tmp_path_factory):
     return run(None, config, db=db, sut=ScriptedSUT()), db
 
 
-def test_a_run_judges_dialtest_cases_with_both_relations_and_compares_the_methods(dialtest_run):
+def test_a_run_judges_dialtest_cases_with_both_relations_and_compares_the_methods(dialtest_run, capsys):
     result, db = dialtest_run
     from mortar import store
     from mortar.metrics import run_report
@@ -301,6 +301,9 @@ def test_a_run_judges_dialtest_cases_with_both_relations_and_compares_the_method
     assert [row["method"] for row in report["uniqueness"]] == ["MT", "DialTest"]
     assert any(t.key == "dialtest_operators" and t.rows for t in report["tables"])
     assert config["made"]["dialtest"]["operators"] == [SR, WI]
+    assert main(["report", result.run_id, "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "dialtest operators that ran: SR, WI" in out and "MT vs DialTest (Table V)" in out
 
 
 def test_export_transformed_writes_a_coqa_dataset_with_the_gold_answers(dialtest_run, tmp_path, capsys):
@@ -375,8 +378,12 @@ def test_a_guided_run_compares_gini_with_random_at_the_same_budget(guided_run):
         assert row["sut_calls"] == len(mine) <= 2 * 4  # at most the budget per question
         assert row["kept"] == sum(m["kept"] for m in mine)
     assert guidance[RANDOM]["kept"] == guidance[RANDOM]["sut_calls"]
+    questions = {r["turn_id"]: r["question"] for r in ({"turn_id": i + 1, "question": q} for i, q in enumerate(
+        ["Who built the kite?", "Where did they fly it?", "What broke?", "Where did the kite land?"]))}
+    embeddings = Embeddings()
     for m in mutants:
         assert 0.0 <= m["gini"] <= 1.0 and m["answer"]
+        assert embeddings.cosine(questions[m["source_round"]], m["question"]) >= 0.8  # the meaning filter
         if m["guide"] == GINI:
             assert m["kept"] == (m["gini"] - m["parent_gini"] > 0.0)
     kept = {c.test_case_id for c in cases if c.guide}
