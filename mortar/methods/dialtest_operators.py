@@ -33,7 +33,7 @@ LIGHT_VERBS = {"be", "have", "do", "get", "make", "go", "say", "take", "let", "c
 SR_POS = {"NOUN": {"NN", "NNS"}, "VERB": {"VB", "VBP", "VBZ"}, "ADJ": {"JJ"}}
 LANGUAGES = ("Chinese", "French", "Spanish")  # the paper's intermediate languages
 GAP_BEFORE = {"NOUN", "ADJ", "VERB", "PROPN"}  # words are inserted before these (modifiers fit there)
-INSERT_CANDIDATES = 24  # next-word proposals of the LM ranked by the whole question's likelihood
+INSERT_CANDIDATES = 12  # next-word proposals of the LM ranked by the whole question's likelihood
 INSERT_CHOICE = 3  # one of the best few is drawn, so different run seeds insert different words
 # An inserted word may cost the question at most this much log-likelihood under the LM (nats). Set on the
 # sample's questions: "actually", "young", "last" cost 4–6.3; "more older", "let there go", "first ever
@@ -165,37 +165,39 @@ class WordInserter:
         import torch
 
         vocabulary = self._vocabulary()
+        ids = self.tokenizer(left).input_ids
         with torch.inference_mode():
-            ids = self.tokenizer(left, return_tensors="pt").input_ids
-            logits = self.model(input_ids=ids).logits[0, -1]
-            order = torch.argsort(logits, descending=True)
+            out = self.model(input_ids=torch.tensor([ids]), use_cache=True)
+            logits = out.logits[0, -1]
             proposals = []
-            for token_id in order[:2000].tolist():
+            for token_id in torch.argsort(logits, descending=True)[:2000].tolist():
                 if token_id in vocabulary and vocabulary[token_id] not in used:
                     proposals.append(vocabulary[token_id])
                     if len(proposals) == INSERT_CANDIDATES:
                         break
             if not proposals:
                 return None
-            before, *scores = self._likelihoods([f"{left} {right}"] + [f"{left} {w} {right}" for w in proposals])
+            # the question without and with each word: only what follows ``left`` differs, so only that is scored,
+            # on the keys and values of ``left`` computed once
+            suffixes = [self.tokenizer(f"{left} {text}").input_ids[len(ids):]
+                        for text in [right] + [f"{w} {right}" for w in proposals]]
+            before, *scores = self._continuations(out.past_key_values, torch.log_softmax(logits.float(), -1), suffixes)
         best = sorted(range(len(proposals)), key=lambda i: -scores[i])[:INSERT_CHOICE]
         best = [i for i in best if before - scores[i] <= WI_MAX_COST]
         return proposals[rng.choice(best)] if best else None
 
-    def _likelihoods(self, texts: list[str]) -> list[float]:
-        """The total log-likelihood of each text under the LM."""
+    def _continuations(self, cache, first, suffixes: list[list[int]]) -> list[float]:
+        """The log-likelihood of each token sequence as the continuation of the cached text (``first``: the
+        next-token log-probabilities after it)."""
         import torch
 
-        encoded = [self.tokenizer(t).input_ids for t in texts]
-        width = max(len(e) for e in encoded)
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        batch = torch.tensor([e + [pad] * (width - len(e)) for e in encoded])
-        mask = torch.tensor([[1] * len(e) + [0] * (width - len(e)) for e in encoded])
-        logprobs = torch.log_softmax(self.model(input_ids=batch, attention_mask=mask).logits.float(), dim=-1)
-        totals = []
-        for i, e in enumerate(encoded):
-            totals.append(sum(logprobs[i, t - 1, e[t]].item() for t in range(1, len(e))))
-        return totals
+        cache.batch_repeat_interleave(len(suffixes))
+        width = max(len(x) for x in suffixes)
+        # right padding: a real token never attends to the padding after it
+        batch = torch.tensor([x + [x[-1]] * (width - len(x)) for x in suffixes])
+        logprobs = torch.log_softmax(self.model(input_ids=batch, past_key_values=cache).logits.float(), dim=-1)
+        return [first[x[0]].item() + sum(logprobs[i, t - 1, x[t]].item() for t in range(1, len(x)))
+                for i, x in enumerate(suffixes)]
 
 
 # -- back translation -------------------------------------------------------------------------------
