@@ -12,6 +12,8 @@ from mortar.chat import ChatError as ServiceError
 from mortar.config import KG_BACKENDS, RunConfig, make_extractor, validate
 from mortar.dataset import load_dataset
 from mortar.errors import InputError
+from mortar.guide.prioritise import INITIAL, ORDERS
+from mortar.guide.sensitivity import GOLD, SENSITIVITIES, TARGETS
 from mortar.methods.dialtest import DialTestSettings
 from mortar.methods.metal import MetalSettings
 from mortar.methods.persona import PersonaSettings
@@ -126,7 +128,7 @@ def config_from(args) -> RunConfig:
         return RunConfig(dataset=args.dataset, methods=args.method, sut=args.sut, run_seed=args.seed,
                          perturbation=settings_from(args), metal=MetalSettings(rate=args.metal_rate), persona=persona,
                          dialtest=dialtest, oracle=args.oracle, threshold=args.threshold, kg_backend=args.kg_backend,
-                         limit=args.limit)
+                         limit=args.limit, targets=args.targets, budget=args.budget, order=args.order)
     except ValueError as e:  # an unknown method name
         raise UserError(f"--method: {e}") from None
 
@@ -263,6 +265,37 @@ def write_frame(frame, out: str, fmt: str) -> None:
         raise UserError(f"{out}: cannot write: {e.strerror}") from None
 
 
+def cmd_prioritise(args) -> None:
+    from mortar.guide.prioritise import IDEAL, INITIAL, prioritise_run
+
+    with ProgressBar() as bar:
+        result = prioritise_run(args.run_id, args.by, args.db, args.target, bar)
+    order = result["order"]
+    if args.out:
+        try:
+            Path(args.out).write_text("".join(t + "\n" for t in order), encoding="utf-8")
+        except OSError as e:
+            raise UserError(f"{args.out}: cannot write: {e.strerror}") from None
+    print(f"run {result['run_id']}: {len(order)} test cases ordered by {args.by} (stored; "
+          f"`mortar run … --budget N --order {args.by}` runs the first N)" + (f" → {args.out}" if args.out else ""))
+    for tcid in order[:args.show]:
+        print(f"  {tcid}")
+    seconds = result["seconds"]
+    if seconds:
+        answer = result["answer_seconds"]
+        per_seed = sum(seconds.values()) / len(seconds)
+        answering = f"; the SUT answers a seed's {result['rounds_per_seed']:.0f} rounds in about " \
+                    f"{answer * result['rounds_per_seed']:.1f} s" if answer else ""
+        print(f"scores: {per_seed:.1f} s per seed (computed now or stored before){answering}")
+    evaluation = result["evaluation"]
+    if evaluation:
+        print("APFD on the run's detections (1 = every bug found by the first test case):")
+        for name, figures in evaluation.items():
+            spread = f" ± {figures['sd']:.3f} (sd over 20 random orders)" if "sd" in figures else ""
+            note = {INITIAL: " (the order the run made them in)", IDEAL: " (greedy, knowing the bugs: the bound)"}
+            print(f"  {name:>8}: {figures['apfd']:.3f}{spread}{note.get(name, '')}")
+
+
 def cmd_score_answers(args) -> None:
     from mortar.calibrate import PairsError, format_summary, score_answers
 
@@ -357,6 +390,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dialtest-keep-above", type=float, default=DIALTEST_KEEP_ABOVE, metavar="C",
                      help="DialTest: revert a transformed question whose embedding cosine to the original is below C "
                           f"(default {DIALTEST_KEEP_ABOVE})")
+    run.add_argument("--targets", choices=("random", *SENSITIVITIES), default="random",
+                     help="which words METAL's and DialTest's operators change: random (default), or the words the "
+                          "SUT's answer is most sensitive to, by gradient (gri) or by attention to its least "
+                          "confident answer tokens (wali); local SUTs only")
+    run.add_argument("--budget", type=_positive, metavar="N",
+                     help="execute only the first N test cases (ORIG always runs), in --order")
+    run.add_argument("--order", choices=(INITIAL, *ORDERS), default=INITIAL,
+                     help="with --budget: initial (default), gri / wali (the rounds and words the answers lean on, "
+                          "from the seed conversations), gini (the SUT's uncertainty), random; gri, wali and gini "
+                          "need a local model")
     run.add_argument("--job", help=argparse.SUPPRESS)  # set by the dashboard for a background run
     add_perturbation_options(run)
     run.set_defaults(func=cmd_run)
@@ -373,6 +416,19 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("run_id", help="a run id, or 'latest'")
     rep.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
     rep.set_defaults(func=cmd_report)
+
+    pri = sub.add_parser("prioritise", help="order a run's test cases so bugs are found early (white-box guidance on "
+                                            "local SUTs), store the order and measure it with APFD")
+    pri.add_argument("run_id", help="a run id, or 'latest'")
+    pri.add_argument("--by", choices=ORDERS, required=True,
+                     help="gri / wali: the SUT's sensitivity to the rounds and words the test case disturbs; gini: "
+                          "the SUT's uncertainty on the seed question; random (gri, wali, gini need a local model)")
+    pri.add_argument("--target", choices=TARGETS, default=GOLD,
+                     help="gri / wali explain the gold answer (default) or the SUT's own greedy answer")
+    pri.add_argument("--out", help="also write the order, one test case id per line")
+    pri.add_argument("--show", type=int, default=10, help="print the first N test cases (default 10)")
+    pri.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
+    pri.set_defaults(func=cmd_prioritise)
 
     exp = sub.add_parser("export", help="write a run's rounds, detections or metrics to a file")
     exp.add_argument("run_id", help="a run id, or 'latest'")

@@ -44,6 +44,9 @@ class RunConfig:
     threshold: float | None = None  # None: the oracle's own default
     kg_backend: str = KG_BACKENDS[0]  # knowledge graphs for the context check
     limit: int | None = None  # only the first N seeds
+    targets: str = "random"  # which words METAL's and DialTest's operators change: random, or the SUT's gri / wali
+    budget: int | None = None  # execute only the first N test cases (ORIG always runs) …
+    order: str = "initial"  # … in this order: initial, gri, wali, gini or random (mortar.guide.prioritise)
 
     def __post_init__(self):
         if isinstance(self.methods, str):  # "mortar,metal" or "all", as typed on the command line
@@ -127,6 +130,15 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
             found.append(f"{name} {value} is not between 0 and 1")
     if p.replicates < 1:
         found.append(f"replicates {p.replicates} is not a positive integer")
+    from mortar.guide.prioritise import INITIAL, ORDERS
+    from mortar.guide.sensitivity import SENSITIVITIES
+
+    if config.targets not in ("random", *SENSITIVITIES):
+        found.append(f"unknown targets {config.targets!r}; choose from random, {', '.join(SENSITIVITIES)}")
+    if config.order not in (INITIAL, *ORDERS):
+        found.append(f"unknown order {config.order!r}; choose from {INITIAL}, {', '.join(ORDERS)}")
+    if config.budget is not None and config.budget < 1:
+        found.append(f"budget {config.budget} is not a positive integer")
     if config.limit is not None and config.limit < 1:
         found.append(f"seed limit {config.limit} is not a positive integer")
     if config.oracle not in ORACLES:
@@ -155,6 +167,11 @@ def _service_problems(config: RunConfig) -> list[str]:
 
         if config.persona.selection and PERSONA_METHOD in config.methods and not isinstance(sut, LocalSUT):
             found.append("--selection needs a local model's token probabilities; the SUT is an HTTP endpoint")
+        white_box = [f"--targets {config.targets}"] if config.targets != "random" else []
+        white_box += [f"--order {config.order}"] if config.budget and config.order in ("gri", "wali", "gini") else []
+        if white_box and not isinstance(sut, LocalSUT):
+            found.append(f"{' and '.join(white_box)} needs a local model's gradients and attention (transformers); "
+                         f"the SUT {config.sut} is an HTTP endpoint")
         if config.dialtest.gini_budget and DIALTEST_METHOD in config.methods \
                 and not isinstance(sut, (LocalSUT, ChatSUT)):
             found.append("--gini-budget needs a local model or an HTTP service that returns logprobs")

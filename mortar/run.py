@@ -89,7 +89,8 @@ def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None
     (its notes, and for guided methods the evaluated mutants). ``sut``: for methods guided by its answers."""
     graphs, failed = knowledge_graphs(dataset, extractor, db, progress)
     seeds = [s for s in dataset.seeds if s.id not in failed]
-    making = Making(seeds, config.run_seed, config, graphs, oracle, list(pool or dataset.seeds), sut, db, progress)
+    making = Making(seeds, config.run_seed, config, graphs, oracle, list(pool or dataset.seeds), sut, db, progress,
+                    dataset.sha256)
     made: list[Made] = [m.make_cases(making) for name, m in methods().items() if name in config.methods]
     cases, verdicts = [], {}
     for seed in seeds:  # ORIG first, then each method's cases: the order the executor's prefix tree grows in
@@ -200,6 +201,10 @@ def run_key(config: RunConfig, extractor, sut, threshold: float) -> dict:
         key["metal"] = asdict(config.metal)
     if PERSONA_METHOD in config.methods:
         key["persona"] = asdict(config.persona)
+    if config.targets != "random":
+        key["targets"] = config.targets
+    if config.budget:
+        key["budget"] = {"n": config.budget, "order": config.order}
     if DIALTEST_METHOD in config.methods:
         from mortar.methods.dialtest import bt_model
 
@@ -227,6 +232,9 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     seeds, cases, verdicts, failed, made = make_test_cases(dataset, config, db, extractor, progress, oracle,
                                                            full.seeds, sut)
     notes = tuple(n for m in made for n in m.notes)
+    if config.budget:
+        cases, note = _budgeted(config, dataset, seeds, cases, sut, db, progress)
+        notes += (note,)
     records = {name: m.record for name, m in zip([n for n in methods() if n in config.methods], made) if m.record}
     stored = {**key, "failed_seeds": failed, "run_config": config.to_json(), **({"made": records} if records else {})}
     _store_run(db, run_id, "run", dataset, config.run_seed, stored, cases, verdicts, "running")
@@ -257,6 +265,29 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
         con.commit()
     errored = sum(a.text is None for a in answers.values())
     return RunResult(run_id, figures["metrics"], failed, errored, threshold, notes)
+
+
+def _budgeted(config: RunConfig, dataset: Dataset, seeds, cases, sut, db, progress) -> tuple[list[TestCase], str]:
+    """ORIG and the first ``config.budget`` test cases in ``config.order`` (mortar.guide.prioritise)."""
+    from mortar.execute import execute
+    from mortar.guide.prioritise import GINI_ORDER, INITIAL, case_scores, initial_order, order_by_scores
+
+    initial = initial_order(cases, [s.id for s in dataset.seeds])
+    if config.order == INITIAL:
+        chosen = initial
+    else:
+        orig_answers = {}
+        if config.order == GINI_ORDER:  # the SUT's uncertainty on the seed questions: their answers first
+            orig = [c for c in cases if c.perturbation == ORIG]
+            answered = execute(seeds, orig, sut, db=db, progress=_stage(progress, "answering ORIG"))
+            orig_answers = {c.seed_id: [answered[(c.test_case_id, p)].text for p in range(1, len(c.source_rounds) + 1)]
+                            for c in orig}
+        scores, _ = case_scores(config.order, cases, seeds, sut, dataset.sha256, db, config.run_seed, orig_answers,
+                                progress=progress)
+        chosen = order_by_scores(initial, scores)
+    keep = {c.test_case_id for c in chosen[:config.budget]}
+    kept = [c for c in cases if c.perturbation == ORIG or c.test_case_id in keep]
+    return kept, f"budget: the first {len(keep)} of {len(initial)} test cases in {config.order} order (and ORIG)"
 
 
 def _selection(config, seeds, cases, answers, sut, pool, oracle, threshold, db, run_id, progress) -> dict:

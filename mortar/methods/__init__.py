@@ -30,6 +30,17 @@ class Making:
     sut: object = None  # the SUT, for methods whose generation is guided by its answers (None: not available)
     db: object = None  # the run's store (answers given while generating are kept for the run)
     progress: object = None  # progress(done, total, info) for long generation
+    dataset_id: str = ""  # the dataset's sha256 (white-box scores of its seeds are stored under it)
+
+    def sensitivities(self):
+        """(seed_id, turn_id) → the SUT's sensitivity to each seed question's words when the run targets the most
+        sensitive words (``--targets gri|wali``); None for random targets."""
+        if self.config.targets == "random":
+            return None
+        from mortar.guide.sensitivity import dataset_sensitivities
+
+        return dataset_sensitivities(self.sut, self.dataset_id, self.seeds, self.config.targets, db=self.db,
+                                     progress=self.progress)[0]
 
 
 @dataclass(frozen=True)

@@ -59,13 +59,17 @@ class Operators:
             self._docs[text] = self.nlp(text)
         return self._docs[text]
 
-    def apply(self, name: str, question: str, rng) -> str:
+    def apply(self, name: str, question: str, rng, sensitivity=None) -> str:
+        """The operator on the question; with the SUT's ``sensitivity`` to its words (targeted generation), SR
+        and WI change the most sensitive word instead of a random one."""
+        doc = self._doc(question) if name in (SR, WI) else None
+        ranking = None if sensitivity is None else sensitivity.rank_spans([(t.idx, t.idx + len(t)) for t in doc])
         if name == SR:
-            return synonym_replacement(self._doc(question), rng)
+            return synonym_replacement(doc, rng, ranking)
         if name == WI:
             if self.inserter is None:
                 self.inserter = WordInserter.local()
-            return self.inserter.insert(self._doc(question), rng)
+            return self.inserter.insert(doc, rng, ranking=ranking)
         if name == BT:
             from mortar.chat import ChatError
 
@@ -99,15 +103,17 @@ def single_turn_case(seed: Seed, turn: int, operator: str, question: str, guide:
     return TestCase(seed.id, operator, step, order[:j], replaced=((j, question),), target_round=turn, guide=guide)
 
 
-def unguided_cases(seeds: list[Seed], run_seed: int, ops: Operators, keep_above: float, embeddings
-                   ) -> tuple[list[TestCase], int]:
+def unguided_cases(seeds: list[Seed], run_seed: int, ops: Operators, keep_above: float, embeddings,
+                   sensitivities=None) -> tuple[list[TestCase], int]:
     """Each available operator once on every question; the test cases whose meaning survived, and how many
-    transformed questions were reverted (unchanged, or cosine below ``keep_above``)."""
+    transformed questions were reverted (unchanged, or cosine below ``keep_above``). ``sensitivities``:
+    (seed_id, turn_id) → the SUT's sensitivity to the question's words (targeted generation)."""
     proposals = []
     for seed in seeds:
         for r in seed.rounds:
             for name in ops.available:
-                new = ops.apply(name, r.question, case_rng(run_seed, seed.id, f"{DIALTEST}-{name}", r.turn_id))
+                new = ops.apply(name, r.question, case_rng(run_seed, seed.id, f"{DIALTEST}-{name}", r.turn_id),
+                                None if sensitivities is None else sensitivities[(seed.id, r.turn_id)])
                 proposals.append((seed, r, name, new))
     embeddings.add([r.question for _, r, _, _ in proposals] + [new for *_, new in proposals])
     cases, reverted = [], 0
@@ -141,12 +147,15 @@ def guided_cases(making: Making, ops: Operators, settings: DialTestSettings, pro
     starts = {key: (by_id[key[0]].round(key[1]).question, start_scores[case.test_case_id].gini)
               for key, case in starts_cases.items()}
     embeddings = making.oracle.embeddings
+    sensitivities = making.sensitivities()
 
     def propose(key, parent, rng):
         original = starts[key][0]
+        # targeted generation scores the seed question's words; a mutant's own words are chosen at random
+        targets = sensitivities[key] if sensitivities is not None and parent == original else None
         for _ in range(5):  # a few tries for a mutant that keeps the meaning; none costs a SUT call
             name = rng.choice(ops.available)
-            new = ops.apply(name, parent, rng)
+            new = ops.apply(name, parent, rng, targets)
             if new not in (parent, original) and embeddings.cosine(original, new) >= settings.keep_above:
                 return name, new
         return None
@@ -195,7 +204,7 @@ def make_cases(making: Making) -> Made:
                 notes.append(f"{e}; DialTest ran unguided")
         if not record.get("guided"):
             cases, reverted = unguided_cases(making.seeds, making.run_seed, ops, settings.keep_above,
-                                             making.oracle.embeddings)
+                                             making.oracle.embeddings, making.sensitivities())
             notes.append(f"DialTest: {len(cases)} test cases ({', '.join(ops.available)}), {reverted} transformed "
                          f"questions reverted (unchanged or cosine < {settings.keep_above:g})")
     finally:

@@ -77,22 +77,27 @@ def _replacement(token) -> list[str]:
     return found
 
 
-def synonym_replacement(doc, rng: random.Random) -> str:
+def synonym_replacement(doc, rng: random.Random, ranking: list[int] | None = None) -> str:
     """SR on a parsed question: one eligible word replaced by a synonym (the question itself when none is)."""
-    choice = choose_replacement(doc, rng)
+    choice = choose_replacement(doc, rng, ranking)
     if choice is None:
         return doc.text
     i, word = choice
     return "".join((word if k == i else t.text) + t.whitespace_ for k, t in enumerate(doc)).strip()
 
 
-def choose_replacement(doc, rng: random.Random) -> tuple[int, str] | None:
-    """Which token SR replaces, and by what (None when no token is eligible)."""
+def choose_replacement(doc, rng: random.Random, ranking: list[int] | None = None) -> tuple[int, str] | None:
+    """Which token SR replaces, and by what (None when no token is eligible): a random eligible one, or with a
+    ranking of the tokens (most sensitive first) the first eligible one."""
     options = [(i, _replacement(t)) for i, t in enumerate(doc)]
     options = [(i, words) for i, words in options if words]
     if not options:
         return None
-    i, words = rng.choice(options)
+    if ranking is None:
+        i, words = rng.choice(options)
+    else:
+        first = {t: r for r, t in enumerate(ranking)}
+        i, words = min(options, key=lambda o: first.get(o[0], len(first)))
     word = rng.choice(words)
     return i, word[:1].upper() + word[1:] if doc[i].text[:1].isupper() else word
 
@@ -139,15 +144,20 @@ class WordInserter:
             self._words = words
         return self._words
 
-    def insert(self, doc, rng: random.Random, count: int | None = None) -> str:
+    def insert(self, doc, rng: random.Random, count: int | None = None, ranking: list[int] | None = None) -> str:
         """1–3 words (``count``, else drawn, one word most often) inserted before a content word of the
-        question that is not inside a named entity or right after the wh-word."""
+        question that is not inside a named entity or right after the wh-word: a random one, or with a ranking
+        of the tokens (most sensitive first) the first such word."""
         entity_inside = {t.i for e in doc.ents for t in e[1:]}  # a gap before these splits an entity
         gaps = [t.i for t in doc if t.i > 0 and t.pos_ in GAP_BEFORE and t.i not in entity_inside
                 and not protected(doc[t.i - 1]) | (t.i == 1)]
         if not gaps:
             return doc.text
-        gap = rng.choice(gaps)
+        if ranking is None:
+            gap = rng.choice(gaps)
+        else:
+            first = {t: r for r, t in enumerate(ranking)}
+            gap = min(gaps, key=lambda g: first.get(g, len(first)))
         left = doc[:gap].text
         right = doc[gap:].text
         inserted: list[str] = []

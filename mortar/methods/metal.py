@@ -51,19 +51,33 @@ def _count(n: int, rate: float) -> int:
     return max(1, round(rate * n)) if n else 0
 
 
-def synonym_replacement(words: list[Word], rng: random.Random, rate: float) -> str:
+def _pick(eligible: list[int], k: int, rng: random.Random, ranking: list[int] | None) -> list[int]:
+    """k of the eligible word indices: at random, or the most sensitive first when a ranking is given."""
+    if ranking is None:
+        return rng.sample(eligible, k)
+    return [i for i in ranking if i in eligible][:k]
+
+
+def synonym_replacement(words: list[Word], rng: random.Random, rate: float, ranking: list[int] | None = None) -> str:
     """Replace some content words by a WordNet synonym."""
     eligible = [i for i, w in enumerate(words) if w.pos in CONTENT and synonyms(w.lemma, w.pos)]
     out = list(words)
-    for i in rng.sample(eligible, _count(len(eligible), rate)):
+    for i in _pick(eligible, _count(len(eligible), rate), rng, ranking):
         out[i] = Word(rng.choice(synonyms(words[i].lemma, words[i].pos)), words[i].pos, "", words[i].space)
     return _join(out)
 
 
-def add_random_word(words: list[Word], rng: random.Random, rate: float) -> str:
-    """Insert synonyms of random content words at random places (EDA's random insertion)."""
+def add_random_word(words: list[Word], rng: random.Random, rate: float, ranking: list[int] | None = None) -> str:
+    """Insert synonyms of random content words at random places (EDA's random insertion); with a ranking, a
+    synonym of each of the most sensitive content words goes right before it."""
     content = [w for w in words if w.pos in CONTENT]
     out = list(words)
+    if ranking is not None and content:
+        targets = [i for i in ranking if words[i].pos in CONTENT][:_count(len(content), rate)]
+        for i in sorted(targets, reverse=True):
+            pool = synonyms(words[i].lemma, words[i].pos) or (words[i].text,)
+            out.insert(i, Word(rng.choice(pool), "X", "", " "))
+        return _join(out)
     for _ in range(_count(len(content), rate)):
         source = rng.choice(content) if content else rng.choice(words)
         pool = synonyms(source.lemma, source.pos) or (source.text,)
@@ -71,11 +85,11 @@ def add_random_word(words: list[Word], rng: random.Random, rate: float) -> str:
     return _join(out)
 
 
-def introduce_typos(words: list[Word], rng: random.Random, rate: float) -> str:
+def introduce_typos(words: list[Word], rng: random.Random, rate: float, ranking: list[int] | None = None) -> str:
     """Swap, drop or double a letter inside some words."""
     eligible = [i for i, w in enumerate(words) if w.text.isalpha() and len(w.text) >= 3]
     out = list(words)
-    for i in rng.sample(eligible, _count(len(eligible), rate)):
+    for i in _pick(eligible, _count(len(eligible), rate), rng, ranking):
         t = words[i].text
         k = rng.randrange(1, len(t) - 1)
         edit = rng.choice(("swap", "drop", "double"))
@@ -84,14 +98,31 @@ def introduce_typos(words: list[Word], rng: random.Random, rate: float) -> str:
     return _join(out)
 
 
-def convert_to_leet(words: list[Word], rng: random.Random, rate: float) -> str:
-    """Write some letters as look-alike digits."""
+def convert_to_leet(words: list[Word], rng: random.Random, rate: float, ranking: list[int] | None = None) -> str:
+    """Write some letters as look-alike digits (with a ranking, those of the most sensitive words first)."""
     text = _join(words)
     positions = [i for i, ch in enumerate(text) if ch.lower() in LEET_DIGITS]
+    k = _count(len(positions), rate)
+    if ranking is None:
+        chosen = rng.sample(positions, k)
+    else:
+        spans = word_spans(words)
+        first = {i: r for r, i in enumerate(ranking)}
+        word_at = {c: w for w, (a, b) in enumerate(spans) for c in range(a, b)}
+        chosen = sorted(positions, key=lambda c: first.get(word_at.get(c), len(ranking)))[:k]
     chars = list(text)
-    for i in rng.sample(positions, _count(len(positions), rate)):
+    for i in chosen:
         chars[i] = LEET_DIGITS[chars[i].lower()]
     return "".join(chars)
+
+
+def word_spans(words: list[Word]) -> list[tuple[int, int]]:
+    """Each word's (start, end) characters in the question."""
+    spans, at = [], 0
+    for w in words:
+        spans.append((at, at + len(w.text)))
+        at += len(w.text) + len(w.space)
+    return spans
 
 
 PERTURB = {SYN: synonym_replacement, ADD: add_random_word, TYPO: introduce_typos, LEET: convert_to_leet}
@@ -104,9 +135,12 @@ def parse_questions(seeds: list[Seed], nlp) -> dict[tuple[str, int], list[Word]]
             for k, doc in zip(keys, docs)}
 
 
-def metal_test_cases(seeds: list[Seed], run_seed: int, settings: MetalSettings, nlp, oracle
+def metal_test_cases(seeds: list[Seed], run_seed: int, settings: MetalSettings, nlp, oracle, sensitivities=None
                      ) -> tuple[list[TestCase], int]:
-    """One test case per (seed round, perturbation) whose meaning survived; and how many were reverted."""
+    """One test case per (seed round, perturbation) whose meaning survived; and how many were reverted.
+
+    ``sensitivities``: (seed_id, turn_id) → the SUT's sensitivity to the question's words: the perturbations
+    change the most sensitive words instead of random ones (targeted generation)."""
     parsed = parse_questions(seeds, nlp)
     proposals = []
     for seed in seeds:
@@ -114,7 +148,10 @@ def metal_test_cases(seeds: list[Seed], run_seed: int, settings: MetalSettings, 
         for j, r in enumerate(seed.rounds):
             for name in settings.perturbations:
                 rng = case_rng(run_seed, seed.id, f"{METAL}-{name}", r.turn_id)
-                new = PERTURB[name](parsed[(seed.id, r.turn_id)], rng, settings.rate)
+                words = parsed[(seed.id, r.turn_id)]
+                ranking = None if sensitivities is None else \
+                    sensitivities[(seed.id, r.turn_id)].rank_spans(word_spans(words))
+                new = PERTURB[name](words, rng, settings.rate, ranking)
                 proposals.append((seed.id, name, r.turn_id, order[:j + 1], r.question, new))
     oracle.prepare([p[4] for p in proposals] + [p[5] for p in proposals])
     cases, reverted = [], 0
@@ -130,7 +167,8 @@ def make_cases(making: Making) -> Made:
     from mortar.nlp import load_nlp
 
     settings = making.config.metal
-    cases, reverted = metal_test_cases(making.seeds, making.run_seed, settings, load_nlp().nlp, making.oracle)
+    cases, reverted = metal_test_cases(making.seeds, making.run_seed, settings, load_nlp().nlp, making.oracle,
+                                       making.sensitivities())
     note = f"METAL: {len(cases)} test cases, {reverted} perturbed questions reverted (cosine < {METAL_REVERT_BELOW})"
     log.info(note)
     return Made(cases, notes=(note,))

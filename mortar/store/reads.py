@@ -83,6 +83,26 @@ def read_mutants(con, run_id: str) -> list[dict]:
                        [run_id]).df().to_dict("records")
 
 
+def read_sensitivities(con, fingerprint: str, dataset_id: str, method: str | None = None,
+                       target: str | None = None) -> list[dict]:
+    """Stored sensitivity scores of a SUT on a dataset's seed rounds (every method and target unless named)."""
+    rows = con.execute("SELECT seed_id, turn_id, method, target, segments, question_tokens, seconds FROM sensitivities "
+                       "WHERE sut_fingerprint = ? AND dataset_id = ? AND (? IS NULL OR method = ?) "
+                       "AND (? IS NULL OR target = ?) ORDER BY seed_id, turn_id",
+                       [fingerprint, dataset_id, method, method, target, target]).fetchall()
+    return [dict(seed_id=r[0], turn_id=r[1], method=r[2], target=r[3], segments=json.loads(r[4]),
+                 question_tokens=[tuple(t) for t in json.loads(r[5])], seconds=r[6]) for r in rows]
+
+
+def read_priorities(con, run_id: str) -> dict[str, list[str]]:
+    """The run's stored orders: order_by → test case ids, first to run first."""
+    orders: dict[str, list[str]] = {}
+    for order_by, tcid in con.execute("SELECT order_by, test_case_id FROM priorities WHERE run_id = ? "
+                                      "ORDER BY order_by, rank", [run_id]).fetchall():
+        orders.setdefault(order_by, []).append(tcid)
+    return orders
+
+
 # -- test cases and results ------------------------------------------------------------------------
 
 def read_graphs(con, dataset_id: str, backend: str, model: str) -> dict[str, tuple[str, str | None, str | None]]:
@@ -174,6 +194,13 @@ def detections_export(con, run_id: str) -> pd.DataFrame:
 
 
 # -- the SUT's answers -----------------------------------------------------------------------------
+
+def mean_answer_seconds(con, fingerprint: str) -> float | None:
+    """How long this SUT took per answer, on average over the answers it computed."""
+    row = con.execute("SELECT avg(seconds) FROM answers WHERE sut_fingerprint = ? AND answer IS NOT NULL "
+                      "AND seconds > 0", [fingerprint]).fetchone()
+    return row[0] if row else None
+
 
 def stored_answers(con, fingerprint: str) -> dict[str, tuple[str, float | None]]:
     """The answers this SUT gave before: conversation hash → (answer, seconds); errored rounds are left out."""

@@ -129,6 +129,26 @@ CREATE TABLE IF NOT EXISTS mutants (  -- guided generation (DialTest's Gini sear
     kept BOOLEAN NOT NULL,
     PRIMARY KEY (run_id, test_case_id)
 );
+CREATE TABLE IF NOT EXISTS sensitivities (  -- white-box scores of a local SUT on a seed conversation's round
+    sut_fingerprint TEXT NOT NULL,
+    dataset_id TEXT NOT NULL,
+    seed_id TEXT NOT NULL,
+    turn_id INTEGER NOT NULL,
+    method TEXT NOT NULL,             -- 'gri' or 'wali'
+    target TEXT NOT NULL,             -- whose answer they explain: 'gold' or 'sut'
+    segments JSON NOT NULL,           -- share of the scores per segment: story, round k, question
+    question_tokens JSON NOT NULL,    -- [start, end, score] per token of the question
+    seconds DOUBLE,                   -- time to compute (one forward and backward pass)
+    PRIMARY KEY (sut_fingerprint, dataset_id, seed_id, turn_id, method, target)
+);
+CREATE TABLE IF NOT EXISTS priorities (  -- `mortar prioritise`: a run's test cases in the order of a score
+    run_id TEXT NOT NULL,
+    order_by TEXT NOT NULL,           -- 'gri', 'wali', 'gini' or 'random'
+    rank INTEGER NOT NULL,            -- 1 = run first
+    test_case_id TEXT NOT NULL,
+    score DOUBLE,
+    PRIMARY KEY (run_id, order_by, rank)
+);
 CREATE TABLE IF NOT EXISTS labels (   -- precision labelling: one score per (detection, annotator)
     run_id TEXT NOT NULL,
     detection_id TEXT NOT NULL,

@@ -128,6 +128,22 @@ def write_mutants(con, run_id: str, rows) -> None:
            update=("operators", "question", "answer", "gini", "parent_gini", "kept"))
 
 
+def write_sensitivities(con, fingerprint: str, dataset_id: str, method: str, target: str, rows) -> None:
+    """Sensitivity scores of seed rounds; ``rows``: dicts of seed_id, turn_id, segments, question_tokens, seconds."""
+    upsert(con, "sensitivities", [dict(sut_fingerprint=fingerprint, dataset_id=dataset_id, method=method,
+                                       target=target, seed_id=r["seed_id"], turn_id=r["turn_id"],
+                                       segments=json.dumps(r["segments"]),
+                                       question_tokens=json.dumps(r["question_tokens"]), seconds=r["seconds"])
+                                  for r in rows], update=("segments", "question_tokens", "seconds"))
+
+
+def write_priorities(con, run_id: str, order_by: str, ranked: list[tuple[str, float | None]]) -> None:
+    """Replace the run's order under ``order_by``: (test_case_id, score), first to run first."""
+    con.execute("DELETE FROM priorities WHERE run_id = ? AND order_by = ?", [run_id, order_by])
+    upsert(con, "priorities", [dict(run_id=run_id, order_by=order_by, rank=i, test_case_id=t, score=s)
+                               for i, (t, s) in enumerate(ranked, start=1)])
+
+
 # -- the SUT's answers -----------------------------------------------------------------------------
 
 def write_sut(con, fingerprint: str, config: dict) -> None:
