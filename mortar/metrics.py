@@ -316,6 +316,21 @@ def run_report(con, run_id: str) -> dict:
                   store.read_mutants(con, run_id))
 
 
+def prioritisation(con, run_id: str) -> dict:
+    """The run's stored test orders (``mortar prioritise``) measured on its detections: per order its APFD (and
+    for random orders the sd) and its curve of bugs found against the share of the suite executed. Empty when
+    no order is stored or the run has no results."""
+    from mortar import store
+    from mortar.guide.prioritise import evaluation
+
+    orders = store.read_priorities(con, run_id)
+    checks = store.read_checks(con, run_id) if orders else []
+    if not checks:
+        return {}
+    cases, _ = store.read_cases_and_verdicts(con, run_id)
+    return evaluation(orders, checks, cases)
+
+
 def metrics_frame(con, run_id: str):
     """A stored run's metrics as rows (run_id, method, metric, value): the metrics export."""
     import pandas as pd

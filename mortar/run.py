@@ -272,7 +272,7 @@ def _budgeted(config: RunConfig, dataset: Dataset, seeds, cases, sut, db, progre
     from mortar.execute import execute
     from mortar.guide.prioritise import GINI_ORDER, INITIAL, case_scores, initial_order, order_by_scores
 
-    initial = initial_order(cases, [s.id for s in dataset.seeds])
+    initial = initial_order(cases)
     if config.order == INITIAL:
         chosen = initial
     else:

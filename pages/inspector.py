@@ -2,6 +2,7 @@
 round, the knowledge graph around the question, and (MR3/MR4) every version of the question."""
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from mortar import store, ui
@@ -125,6 +126,25 @@ if side_by_side:
                 st.markdown(f"**Position {p}** — seed: {old}  \n asked: {new}")
 else:
     st.caption("An RBT detection has no perturbed dialogue: the seed's questions were asked in their order.")
+
+sens = ui.read(store.round_sensitivity, run_id, det["seed_id"], det["source_round"])
+st.subheader("What the answer leans on")
+if sens is None:
+    st.caption("No white-box scores for this seed yet: `mortar prioritise RUN --by gri` (or wali) computes the "
+               "local SUT's sensitivity to each round of the seed conversation.")
+else:
+    before = set(perturbed[perturbed["position"] < position]["source_round"]) if position and not perturbed.empty \
+        else None
+    names, shares = list(sens["segments"]), list(sens["segments"].values())
+    shown = [n + (" — not before it here" if before is not None and n.startswith("round ")
+                  and int(n.split()[1]) not in before else "") for n in names]
+    strip = go.Figure(go.Heatmap(z=[shares], x=shown, y=[sens["method"].upper()], colorscale="Oranges", zmin=0,
+                                 text=[[f"{v:.0%}" for v in shares]], texttemplate="%{text}", showscale=False))
+    strip.update_layout(height=170, margin=dict(l=10, r=10, t=30, b=10),
+                        title=f"Share of the {sens['method'].upper()} sensitivity of round {det['source_round']}'s "
+                              f"{'gold' if sens['target'] == 'gold' else 'own'} answer per part of the seed conversation")
+    st.plotly_chart(strip, key="i-sensitivity")
+    st.caption("Rounds marked 'not before it here' are what this perturbed dialogue took away from before the question.")
 
 st.subheader("Round by round: equivalent context and knowledge graph")
 dialogue = perturbed if case and not perturbed.empty else original

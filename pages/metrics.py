@@ -154,6 +154,26 @@ if "uniqueness" in report:
             st.plotly_chart(f, key=f"m-fig-{name}")
             ui.figure_downloads(f, f"{run_id}-{name}", f"m-fig-{name}")
 
+priorities = ui.read(metrics.prioritisation, run_id)
+if priorities:
+    st.subheader("Test prioritisation: bugs found against the share of the suite executed")
+    st.caption("Orders stored by `mortar prioritise RUN --by gri|wali|gini|random`, beside the order the run made the "
+               "test cases in (initial), the mean of 20 random orders and the ideal order (greedy, knowing the bugs). "
+               "APFD: the area under the curve, 1 = every bug found by the first test case. ORIG always runs.")
+    apfd = pd.DataFrame([{"order": name, "APFD": f["apfd"], "sd": f.get("sd")} for name, f in priorities.items()])
+    curves = pd.DataFrame([{"order": name, "share executed": x, "share of bugs found": y}
+                           for name, f in priorities.items() for x, y in f["curve"]])
+    fig_prio = px.line(curves, x="share executed", y="share of bugs found", color="order", height=400,
+                       title="Bugs found as the suite runs, per order", range_y=[0, 1.02])
+    fig_prio.update_layout(xaxis_tickformat=".0%", yaxis_tickformat=".0%")
+    c1, c2 = st.columns([1, 2])
+    with c1:
+        st.dataframe(apfd, hide_index=True, width="stretch", key="m-apfd")
+        ui.csv_download(apfd, f"{run_id}-apfd", "m-apfd-csv")
+    with c2:
+        st.plotly_chart(fig_prio, key="m-fig-prioritisation")
+        ui.figure_downloads(fig_prio, f"{run_id}-prioritisation", "m-fig-prioritisation")
+
 precision = ui.read(labels.precision_by_method, run_id)
 if not precision.empty:
     st.subheader("Precision per method")

@@ -199,3 +199,26 @@ def test_a_run_with_a_budget_executes_the_first_cases_in_the_order(small_run, tm
     assert len(chosen) == 4 and any(c.perturbation == ORIG for c in cases)
     assert sorted(chosen) == sorted(gri_order[:4])  # the same scores, stored for the SUT, give the same order
     assert any("budget: the first 4" in n for n in budgeted.notes)
+
+
+def test_the_dashboard_plots_the_orders_and_shows_what_an_answer_leans_on(small_run, monkeypatch):
+    from mortar import store
+    from tests.test_pages import app
+
+    result, db, _ = small_run
+    assert main(["prioritise", result.run_id, "--by", "wali", "--db", str(db)]) == 0
+    monkeypatch.setenv("MORTAR_DB", str(db))
+    at = app("metrics")
+    apfd = next(d.value for d in at.dataframe if "APFD" in d.value)
+    assert {"initial", "wali", "random", "ideal"} <= set(apfd["order"])
+    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    curves = next(f for f in figures if f["layout"]["title"]["text"].startswith("Bugs found as the suite runs"))
+    assert {t["name"] for t in curves["data"]} >= {"initial", "wali", "random", "ideal"}
+    with store.connect(db, read_only=True) as con:
+        detection = con.execute("SELECT min(detection_id) FROM detections WHERE run_id = ? AND relation = 'MR1' "
+                                "AND source_round = 3", [result.run_id]).fetchone()[0]
+    at = app("inspector", inspect=(result.run_id, detection))
+    strip = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                 if "sensitivity" in json.loads(c.proto.spec)["layout"]["title"]["text"])
+    heat = strip["data"][0]
+    assert heat["type"] == "heatmap" and len(heat["x"]) == 4 and sum(heat["z"][0]) == pytest.approx(1.0)

@@ -179,24 +179,23 @@ def case_scores(by: str, cases: list[TestCase], seeds: list[Seed], sut=None, dat
     raise ValueError(f"unknown order {by!r}; choose from {', '.join(ORDERS)}")
 
 
-def initial_order(cases: list[TestCase], seed_ids: list[str]) -> list[TestCase]:
-    """The order a run makes its test cases in: seed by seed, each method's in registry order, each method's
-    kinds in their order, then by replicate or round."""
+def initial_order(cases: list[TestCase]) -> list[TestCase]:
+    """The order a run makes its test cases in: seed by seed (by id), each method's in registry order, each
+    method's kinds in their order, then by replicate or round."""
     from mortar.methods import methods
 
     kinds = [p for m in methods().values() for p in m.perturbations]
-    seed_rank = {s: i for i, s in enumerate(seed_ids)}
-    return sorted(ordered(cases), key=lambda c: (seed_rank.get(c.seed_id, len(seed_rank)),
+    return sorted(ordered(cases), key=lambda c: (c.seed_id,
                                                  kinds.index(c.perturbation) if c.perturbation in kinds else len(kinds),
                                                  c.target_round or 0, c.guide or "", c.replicate))
 
 
-def evaluation(orders: dict[str, list[str]], checks, cases: list[TestCase], seed_ids: list[str]) -> dict[str, dict]:
+def evaluation(orders: dict[str, list[str]], checks, cases: list[TestCase]) -> dict[str, dict]:
     """APFD and the bugs-found curve of each stored order, of the initial order, of random orders and of the
     ideal order, on a completed run's detections."""
     faults = faults_of(checks, cases)
-    initial = [c.test_case_id for c in initial_order(cases, seed_ids)]
-    ideal = [c.test_case_id for c in ideal_order(initial_order(cases, seed_ids), faults)]
+    initial = [c.test_case_id for c in initial_order(cases)]
+    ideal = [c.test_case_id for c in ideal_order(initial_order(cases), faults)]
     return measure({INITIAL: initial, **orders, IDEAL: ideal}, faults, initial)
 
 
@@ -232,12 +231,11 @@ def prioritise_run(run_id: str, by: str, db=None, target: str = "gold", progress
     answers = {seed: [a if isinstance(a, str) else None for a in rounds] for seed, rounds in answers.items()}
     scores, seconds = case_scores(by, cases, seeds, sut, dataset.sha256, db, config.run_seed, answers, target,
                                   progress)
-    seed_ids = [s.id for s in dataset.seeds]
-    order = [c.test_case_id for c in order_by_scores(initial_order(cases, seed_ids), scores)]
+    order = [c.test_case_id for c in order_by_scores(initial_order(cases), scores)]
     with store.connect(db) as con:
         store.write_priorities(con, run_id, by, [(t, scores.get(t)) for t in order])
         orders = store.read_priorities(con, run_id)
         answer_seconds = store.mean_answer_seconds(con, sut.fingerprint)
     return {"run_id": run_id, "order": order, "seconds": seconds, "answer_seconds": answer_seconds,
             "rounds_per_seed": sum(len(s.rounds) for s in seeds) / max(1, len(seeds)),
-            "evaluation": evaluation(orders, checks, cases, seed_ids) if checks else {}}
+            "evaluation": evaluation(orders, checks, cases) if checks else {}}

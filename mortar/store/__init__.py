@@ -15,7 +15,8 @@ from mortar.store.connection import (DEFAULT_DB, LOCK_WAIT_S, PROJECT_ROOT, RETR
                                      open_file, open_read_only, process_lock, session, transaction)
 from mortar.store.detections import (NO_LEVEL, SORTABLE, UNKNOWN_SUT, DetectionFilter, detection_relations,
                                      filter_choices, find_detections, run_detections, sut_of_runs)
-from mortar.store.inspector import (case_rounds, detection, original_case_id, seed_graph, seed_question, story,
+from mortar.store.inspector import (case_rounds, detection, original_case_id, round_sensitivity, seed_graph,
+                                    seed_question, story,
                                     test_case, versions)
 from mortar.store.labelling import annotators, final_labels, label_of, read_adjudications, read_labels
 from mortar.store.reads import (UnknownRun, detections_export, list_jobs, read_cases_and_verdicts, read_checks,
@@ -40,5 +41,5 @@ __all__ = [
     "NO_LEVEL", "SORTABLE", "UNKNOWN_SUT", "DetectionFilter", "find_detections", "filter_choices", "sut_of_runs",
     "run_detections", "detection_relations",
     "read_labels", "read_adjudications", "label_of", "annotators", "final_labels",
-    "detection", "case_rounds", "test_case", "original_case_id", "story", "seed_question", "seed_graph", "versions",
+    "detection", "case_rounds", "test_case", "round_sensitivity", "original_case_id", "story", "seed_question", "seed_graph", "versions",
 ]

@@ -111,3 +111,16 @@ def versions(con, run_id: str, det: dict) -> pd.DataFrame:
                          "sut_answer": row[2], "EC": "equivalent" if row[3] else "not equivalent",
                          "compared": row[2] in (det["text_a"], det["text_b"])})
     return pd.DataFrame(rows)
+
+
+def round_sensitivity(con, run_id: str, seed_id: str, turn_id: int) -> dict | None:
+    """The stored sensitivity (GRI first, then WALI) of the run's SUT to each segment of the seed conversation
+    before round ``turn_id``: {method, target, segments}; None when none was computed."""
+    from mortar.store.reads import stored_config
+
+    fingerprint = stored_config(con, run_id).sut_fingerprint
+    row = con.execute("""
+        SELECT s.method, s.target, s.segments FROM sensitivities s JOIN runs r ON r.dataset_id = s.dataset_id
+        WHERE r.run_id = ? AND s.seed_id = ? AND s.turn_id = ? AND s.sut_fingerprint = ?
+        ORDER BY s.method, s.target LIMIT 1""", [run_id, seed_id, turn_id, fingerprint]).fetchone()
+    return None if row is None else dict(method=row[0], target=row[1], segments=json.loads(row[2]))

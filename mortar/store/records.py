@@ -62,6 +62,10 @@ class StoredConfig:
         return RunConfig.from_json(stored) if isinstance(stored, Mapping) else None
 
     @property
+    def sut_fingerprint(self) -> str | None:
+        return _text(self._get("sut_fingerprint"))
+
+    @property
     def failed_seeds(self) -> dict:
         """Seeds whose knowledge-graph extraction failed: seed id → the reason."""
         return dict(self._get("failed_seeds") or {})
