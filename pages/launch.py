@@ -11,6 +11,8 @@ from mortar import ui
 from mortar.config import KG_BACKENDS, RunConfig, problems
 from mortar.dataset import DatasetError, load_dataset
 from mortar.methods import methods
+from mortar.guide.prioritise import INITIAL, ORDERS
+from mortar.guide.sensitivity import SENSITIVITIES
 from mortar.methods.dialtest import DialTestSettings
 from mortar.methods.metal import MetalSettings
 from mortar.methods.persona import PersonaSettings
@@ -160,6 +162,17 @@ with st.form("launch"):
     kg_backend = c3.radio("Knowledge-graph backend", list(KG_BACKENDS), horizontal=True,
                           help="For the EC ontology check. spacy: offline (default). llm: the paper's extraction "
                                "pipeline on an LLM endpoint (see the environment variables below).")
+    st.markdown("**White-box guidance** (local SUTs)")
+    c1, c2, c3 = st.columns(3)
+    targets = c1.radio("Targets", ["random", *SENSITIVITIES], horizontal=True,
+                       help="Which words METAL's and DialTest's operators change: random, or those the SUT's answer "
+                            "is most sensitive to — gri: by the gradient of the answer's loss; wali: by attention to "
+                            "its least confident answer tokens.")
+    budget = c2.number_input("Budget", min_value=0, value=0, step=10,
+                             help="Execute only the first N test cases in the order (ORIG always runs); 0 = all.")
+    order = c3.selectbox("Order", [INITIAL, *ORDERS],
+                         help="With a budget: initial, gri / wali (the rounds and words the answers lean on, from the "
+                              "seed conversations), gini (the SUT's uncertainty on the seed questions) or random.")
     submitted = st.form_submit_button("Start run", type="primary", icon=":material/rocket_launch:")
 
 if submitted:
@@ -178,7 +191,8 @@ if submitted:
         persona=PersonaSettings(relations=tuple(persona_relations), noise_locations=tuple(noise_locations),
                                 noise_names=not keep_names, selection=bool(selection),
                                 candidates=int(selection) or SELECTION_CANDIDATES),
-        threshold=None if threshold is None else float(threshold), kg_backend=kg_backend, limit=int(limit) or None)
+        threshold=None if threshold is None else float(threshold), kg_backend=kg_backend, limit=int(limit) or None,
+        targets=targets, budget=int(budget) or None, order=order)
     found = problems(config) if chosen else ["Choose at least one test method."]
     if sut_kind == "folder" and not Path(spec or ".").is_dir():
         found.insert(0, "Give the path of a Hugging Face model folder on this machine.")

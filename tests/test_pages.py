@@ -165,11 +165,15 @@ def test_launch_offers_dialtest_with_gini_guidance(db, fake_jobs):
     by_label(at.multiselect, "DialTest operators").set_value(["SR", "WI"])
     by_label(at.number_input, "Gini budget").set_value(4)
     by_label(at.number_input, "Gini τ").set_value(0.02)
+    by_label(at.radio, "Targets").set_value("wali")
+    by_label(at.number_input, "Budget").set_value(40)
+    by_label(at.selectbox, "Order").set_value("gri")
     by_label(at.button, "Start run").click().run()
     assert not at.exception and not at.error
     (_, config), = fake_jobs
     assert config.methods == ("mortar", "metal", "dialtest") and config.dialtest.operators == ("SR", "WI")
     assert config.dialtest.gini_budget == 4 and config.dialtest.gini_tau == pytest.approx(0.02)
+    assert config.targets == "wali" and config.budget == 40 and config.order == "gri"
     assert RunConfig.from_json(config.to_json()) == config
 
 
