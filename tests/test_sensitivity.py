@@ -222,3 +222,20 @@ def test_the_dashboard_plots_the_orders_and_shows_what_an_answer_leans_on(small_
                  if "sensitivity" in json.loads(c.proto.spec)["layout"]["title"]["text"])
     heat = strip["data"][0]
     assert heat["type"] == "heatmap" and len(heat["x"]) == 4 and sum(heat["z"][0]) == pytest.approx(1.0)
+
+
+def test_prioritising_an_http_run_by_gradients_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    from mortar import store
+    from mortar.config import RunConfig
+
+    db = tmp_path / "h.duckdb"
+    with store.connect(db) as con:
+        con.execute("INSERT INTO datasets VALUES ('ds', 'd', 'none', 1)")
+        config = {"sut_fingerprint": "f", "run_config": RunConfig(dataset=str(tmp_path / "none.json"),
+                                                                  sut="openai:m").to_json()}
+        con.execute("INSERT INTO runs VALUES ('run-h', 'run', 'ds', 0, ?, 'done', now(), now())", [json.dumps(config)])
+    monkeypatch.setenv("MORTAR_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    (tmp_path / "none.json").write_text(json.dumps({"version": "1.0", "data": []}))
+    assert main(["prioritise", "run-h", "--by", "gri", "--db", str(db)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "needs a local model" in err and len(err.splitlines()) == 1

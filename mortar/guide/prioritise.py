@@ -209,7 +209,8 @@ def prioritise_run(run_id: str, by: str, db=None, target: str = "gold", progress
     from mortar.dataset import DatasetError, load_dataset
     from mortar.errors import InputError
     from mortar.run import limited
-    from mortar.sut import make_sut
+    from mortar.guide.sensitivity import require_local
+    from mortar.sut import SutError, make_sut
 
     with store.connect(db, read_only=True) as con:
         run_id = store.resolve_run_id(con, run_id)
@@ -222,12 +223,18 @@ def prioritise_run(run_id: str, by: str, db=None, target: str = "gold", progress
     config = stored.run_config
     if config is None or config.dataset is None:
         raise InputError(f"run {run_id} was made before runs stored their configuration; run it again to prioritise")
+    sut = None
+    if by != RANDOM_ORDER:  # gradients, attention and token probabilities: the run's SUT must be a local model
+        try:
+            sut = make_sut(config.sut)
+        except SutError as e:
+            raise InputError(f"run {run_id}: {e}") from None
+        require_local(sut, f"--by {by}")
     try:
         dataset = limited(load_dataset(config.dataset), config.limit)
     except DatasetError as e:
         raise InputError(f"run {run_id}: its dataset cannot be read: {e}") from None
     seeds = [s for s in dataset.seeds if s.id in orig]
-    sut = make_sut(config.sut)
     answers = {seed: [a if isinstance(a, str) else None for a in rounds] for seed, rounds in answers.items()}
     scores, seconds = case_scores(by, cases, seeds, sut, dataset.sha256, db, config.run_seed, answers, target,
                                   progress)
@@ -235,7 +242,7 @@ def prioritise_run(run_id: str, by: str, db=None, target: str = "gold", progress
     with store.connect(db) as con:
         store.write_priorities(con, run_id, by, [(t, scores.get(t)) for t in order])
         orders = store.read_priorities(con, run_id)
-        answer_seconds = store.mean_answer_seconds(con, sut.fingerprint)
+        answer_seconds = store.mean_answer_seconds(con, stored.sut_fingerprint)
     return {"run_id": run_id, "order": order, "seconds": seconds, "answer_seconds": answer_seconds,
             "rounds_per_seed": sum(len(s.rounds) for s in seeds) / max(1, len(seeds)),
             "evaluation": evaluation(orders, checks, cases) if checks else {}}
