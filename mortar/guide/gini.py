@@ -38,8 +38,9 @@ class GiniUnavailable(InputError):
 
 def gini_impurity(probabilities) -> float:
     """1 − Σ p² of one distribution (a sequence or a tensor of probabilities)."""
-    return 1.0 - float(sum(p * p for p in probabilities)) if not hasattr(probabilities, "pow") else \
-        1.0 - float(probabilities.pow(2).sum())
+    if hasattr(probabilities, "pow"):
+        return 1.0 - float(probabilities.pow(2).sum())
+    return 1.0 - sum(p * p for p in probabilities)
 
 
 def mean_gini_from_logprobs(top_logprobs: list[list[float]]) -> float | None:
