@@ -45,6 +45,7 @@ class Answer:
     cached: bool = False  # read back from the store (or produced for an identical conversation this run)
     seconds: float = 0.0  # how long the SUT took (as stored for a cached answer)
     conversation_hash: str | None = None  # None for a round that was never asked
+    gini: float | None = None  # DeepGini impurity of the SUT's token choices (local SUTs; mortar.guide.gini)
 
     @property
     def ok(self) -> bool:
@@ -122,7 +123,7 @@ class _Execution:
         self.nodes = [n for root in self.roots for n in _walk(root)]
         self.test_rounds = sum(len(n.rounds) for n in self.nodes)
         self.ready: list[_Node] = []
-        self.known: dict[str, tuple[str, float]] = {}  # conversation hash -> (answer, seconds)
+        self.known: dict[str, tuple[str, float, float | None]] = {}  # conversation hash -> (answer, seconds, gini)
         self.counts = dict(computed=0, cached=0, errors=0, not_asked=0, sut_calls=0)
         self.started = time.perf_counter()
         self.unstored: list[dict] = []  # answers given since the last write to the store
@@ -133,7 +134,7 @@ class _Execution:
         with store.connect(self.db) as con:
             store.write_sut(con, fingerprint, self.sut.config())
             stored = store.stored_answers(con, fingerprint)
-        self.known = {h: (a, s or 0.0) for h, (a, s) in stored.items()}
+        self.known = {h: (a, s or 0.0, g) for h, (a, s, g) in stored.items()}
         for root in self.roots:
             for child in root.children.values():
                 self._reached(child)
@@ -193,17 +194,19 @@ class _Execution:
         if known is None:
             self.ready.append(node)
             return
-        node.answer = Answer(known[0], cached=True, seconds=known[1], conversation_hash=node.conversation.hash)
+        node.answer = Answer(known[0], cached=True, seconds=known[1], conversation_hash=node.conversation.hash,
+                             gini=known[2])
         self.counts["cached"] += 1
         for child in node.children.values():
             self._reached(child)
 
     def _answered(self, node: _Node, completion: Completion) -> dict:
         conversation_hash = node.conversation.hash
-        node.answer = Answer(completion.text, completion.error, False, completion.seconds, conversation_hash)
+        node.answer = Answer(completion.text, completion.error, False, completion.seconds, conversation_hash,
+                             completion.gini)
         if completion.error is None:
             self.counts["computed"] += 1
-            self.known[conversation_hash] = (completion.text, completion.seconds)
+            self.known[conversation_hash] = (completion.text, completion.seconds, completion.gini)
             for child in node.children.values():
                 self._reached(child)
         else:
@@ -212,7 +215,8 @@ class _Execution:
                 below.answer = Answer(None, f"not asked: round {node.depth} of this conversation got no answer")
                 self.counts["not_asked"] += 1
         return dict(conversation_hash=conversation_hash, answer=completion.text, error=completion.error,
-                    seconds=completion.seconds, created_at=datetime.now(timezone.utc).replace(tzinfo=None))
+                    seconds=completion.seconds, created_at=datetime.now(timezone.utc).replace(tzinfo=None),
+                    gini=completion.gini)
 
     def _store(self, fingerprint: str) -> None:
         """Write the answers not yet stored, then report progress (so whatever was reported is stored)."""

@@ -20,7 +20,7 @@ from mortar.methods.dialtest_operators import NEGATIONS, WH_WORDS, WordInserter,
 from mortar.nlp import load_nlp
 from mortar.oracle.embeddings import Embeddings
 from mortar.run import run
-from mortar.sut import Conversation, make_sut
+from mortar.sut import Conversation, Turn, make_sut
 from mortar.vocab import BT, DT_INV, DT_REF, GINI, RANDOM, SR, WI
 from tests.conftest import SAMPLE
 from tests.scripted_sut import ScriptedSUT
@@ -208,6 +208,21 @@ def test_answer_gini_of_a_local_model_matches_a_plain_forward_pass():
     places = range(len(prompt) - 1, len(prompt) + len(reply))
     slow = sum(1 - float(probs[p].pow(2).sum()) for p in places) / len(places)
     assert 0.0 <= fast <= 1.0 and fast == pytest.approx(slow, abs=1e-4)
+
+
+def test_the_impurity_measured_while_decoding_is_the_teacher_forced_one(tmp_path):
+    from mortar.execute import execute
+
+    sut = make_sut("smollm2", lanes=2)
+    seed = Seed("k", "Tom built a red kite. He flew it on Crow Hill with his sister Ann.",
+                (Round(1, "Who built the kite?", "Tom"), Round(2, "Where did he fly it?", "on Crow Hill")))
+    case = single_turn_case(seed, 2, SR, "Where did he fly it?")
+    answers = execute([seed], [case], sut, db=tmp_path / "a.duckdb")
+    first, second = answers[(case.test_case_id, 1)], answers[(case.test_case_id, 2)]
+    conversation = Conversation(seed.story, ((Turn(seed.round(1).question, first.text)),), seed.round(2).question)
+    assert second.gini == pytest.approx(answer_gini(sut, conversation, second.text), abs=1e-3)
+    again = execute([seed], [case], sut, db=tmp_path / "a.duckdb")[(case.test_case_id, 2)]
+    assert again.cached and again.gini == pytest.approx(second.gini)  # stored with the answer
 
 
 def _scored(ginis):

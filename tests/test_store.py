@@ -117,6 +117,7 @@ def test_a_store_from_an_older_version_is_migrated_when_first_opened_read_only(w
     con.execute("ALTER TABLE test_cases DROP COLUMN story")
     con.execute("ALTER TABLE test_cases DROP COLUMN guide")
     con.execute("DROP TABLE mutants")
+    con.execute("ALTER TABLE answers DROP COLUMN gini")
     con.close()
     with store.connect(db, read_only=True) as con:  # the dashboard's first read of an old file
         assert store.read_run_metrics(con).empty

@@ -4,8 +4,9 @@ DeepGini measures how unsure a model is of its output: 1 − Σ p² over the out
 one token has all the mass. A generative SUT outputs one distribution per answer token, so an answer's
 impurity is the mean over the distributions that chose its tokens (and the end of the answer).
 
-- Local SUTs: the answer is generated as in a run (``execute``: stored, and reused by the run), then its
-  tokens are scored in one teacher-forced pass over the conversation's cached keys and values.
+- Local SUTs: the impurity is measured while the answer is decoded (``LocalSession``: the logits of every
+  step are there anyway) and stored with the answer, so the run reuses both; an answer stored without it
+  is scored in one teacher-forced pass (``answer_gini``).
 - HTTP SUTs: from the ``logprobs`` the service returns with the answer (its ``top_logprobs`` most likely
   tokens per place; the rest of the mass is unseen, so the impurity is slightly overestimated); a
   service that returns none makes the guidance unavailable.
@@ -93,21 +94,25 @@ def score_cases(seeds: list[Seed], cases: list[TestCase], orig_answers: dict, su
 
 
 def _score_local(seeds, cases, sut, db, progress) -> dict[str, Scored]:
+    """The executor answers (and measures the impurity while decoding); an answer stored before impurities
+    were is scored by a teacher-forced pass."""
     from mortar.execute import execute
 
     answers = execute(seeds, cases, sut, db=db, progress=progress)
     by_id = {s.id: s for s in seeds}
-    session = sut.session(lanes=1)
+    session = None
     scored = {}
-    # the executor's conversation order: cases of a seed after one another, so the lane's cache is reused
     for case in sorted(cases, key=lambda c: (c.seed_id, c.source_rounds)):
         n = len(case.source_rounds)
         out = answers.get((case.test_case_id, n))
         if out is None or out.text is None:
             scored[case.test_case_id] = Scored(None, None, out.error if out else "not asked")
             continue
-        conversation = _conversation(by_id[case.seed_id], case, answers)
-        scored[case.test_case_id] = Scored(out.text, answer_gini(sut, conversation, out.text, session))
+        gini = out.gini
+        if gini is None:
+            session = session or sut.session(lanes=1)
+            gini = answer_gini(sut, _conversation(by_id[case.seed_id], case, answers), out.text, session)
+        scored[case.test_case_id] = Scored(out.text, gini)
     return scored
 
 

@@ -164,11 +164,12 @@ def case_scores(by: str, cases: list[TestCase], seeds: list[Seed], sut=None, dat
         gini, seconds = {}, {}
         for seed in seeds:
             start, history = time.perf_counter(), []
+            session = sut.session(lanes=1)  # each round extends the previous one's keys and values
             for r, answer in zip(seed.rounds, (orig_answers or {}).get(seed.id, [])):
                 if answer is None:
                     break  # the SUT gave no answer here: the later rounds were never asked
                 conversation = Conversation(seed.story, tuple(history), r.question)
-                gini[(seed.id, r.turn_id)] = answer_gini(sut, conversation, answer)
+                gini[(seed.id, r.turn_id)] = answer_gini(sut, conversation, answer, session)
                 history.append(Turn(r.question, answer))
             seconds[seed.id] = time.perf_counter() - start
         scores = {}

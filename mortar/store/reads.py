@@ -202,11 +202,11 @@ def mean_answer_seconds(con, fingerprint: str) -> float | None:
     return row[0] if row else None
 
 
-def stored_answers(con, fingerprint: str) -> dict[str, tuple[str, float | None]]:
-    """The answers this SUT gave before: conversation hash → (answer, seconds); errored rounds are left out."""
-    rows = con.execute("SELECT conversation_hash, answer, seconds FROM answers "
+def stored_answers(con, fingerprint: str) -> dict[str, tuple[str, float | None, float | None]]:
+    """The answers this SUT gave before: conversation hash → (answer, seconds, gini); errored rounds are left out."""
+    rows = con.execute("SELECT conversation_hash, answer, seconds, gini FROM answers "
                        "WHERE sut_fingerprint = ? AND answer IS NOT NULL", [fingerprint]).fetchall()
-    return {h: (a, s) for h, a, s in rows}
+    return {h: (a, s, g) for h, a, s, g in rows}
 
 
 # -- background jobs -------------------------------------------------------------------------------

@@ -194,6 +194,7 @@ CREATE TABLE IF NOT EXISTS answers (
     created_at TIMESTAMP NOT NULL,
     PRIMARY KEY (sut_fingerprint, conversation_hash)
 );
+ALTER TABLE answers ADD COLUMN IF NOT EXISTS gini DOUBLE;  -- DeepGini impurity of the answer (local SUTs)
 CREATE TABLE IF NOT EXISTS run_metrics (  -- the headline metrics a run stores when it finishes
     run_id TEXT NOT NULL,
     method TEXT NOT NULL,             -- RBT, MT, METAL, …
@@ -203,4 +204,4 @@ CREATE TABLE IF NOT EXISTS run_metrics (  -- the headline metrics a run stores w
 );
 """
 
-NEWEST_COLUMN = ("test_cases", "guide")  # the latest schema change: a store without it is migrated on open
+NEWEST_COLUMN = ("answers", "gini")  # the latest schema change: a store without it is migrated on open

@@ -152,9 +152,10 @@ def write_sut(con, fingerprint: str, config: dict) -> None:
 
 
 def write_answers(con, fingerprint: str, rows: list[dict]) -> None:
-    """Answers of one SUT; ``rows``: dicts of conversation_hash, answer, error, seconds and created_at."""
-    upsert(con, "answers", [dict(sut_fingerprint=fingerprint, **row) for row in rows],
-           update=("answer", "error", "seconds", "created_at"))
+    """Answers of one SUT; ``rows``: dicts of conversation_hash, answer, error, seconds, created_at and gini
+    (optional)."""
+    upsert(con, "answers", [{"sut_fingerprint": fingerprint, "gini": None, **row} for row in rows],
+           update=("answer", "error", "seconds", "created_at", "gini"))
 
 
 # -- precision labels ------------------------------------------------------------------------------

@@ -86,6 +86,7 @@ class Completion:
     text: str | None
     error: str | None
     seconds: float
+    gini: float | None = None  # DeepGini impurity of the answer's token choices, where the SUT exposes them
 
 
 class SUT(ABC):

@@ -207,6 +207,7 @@ class _Lane:
     generated: list[int] = field(default_factory=list)  # answer tokens; the last one is not in kv yet
     busy: bool = False
     started: float = 0.0
+    impurity: float = 0.0  # Σ over the answer's token choices of 1 − Σ p² (DeepGini), for the mean
 
 
 class LocalSession(Session):
@@ -238,6 +239,7 @@ class LocalSession(Session):
         self._crop(state, keep)
         state.pending = ids[keep:]
         state.generated = []
+        state.impurity = 0.0
         state.busy = True
         state.started = time.perf_counter()
 
@@ -282,7 +284,8 @@ class LocalSession(Session):
         for lane, state in enumerate(self._lanes):
             if state.busy and self._finished(state):
                 state.busy = False
-                completions.append(Completion(lane, self._text(state), None, time.perf_counter() - state.started))
+                completions.append(Completion(lane, self._text(state), None, time.perf_counter() - state.started,
+                                              state.impurity / len(state.generated)))
         return completions
 
     def _finished(self, state: _Lane) -> bool:
@@ -318,6 +321,7 @@ class LocalSession(Session):
         state.tokens = state.tokens + state.pending
         state.pending = []
         state.generated = [int(out.logits[0, -1].argmax())]
+        state.impurity = float(_impurity(out.logits[:, -1])[0])
 
     def _decode(self, lanes: list[_Lane], until_finished: int) -> None:
         """Greedy steps for ``lanes`` in one batch until ``until_finished`` of them are done.
@@ -357,15 +361,24 @@ class LocalSession(Session):
             self.forward_calls += 1
             positions = positions + 1
             best = out.logits[:, -1].argmax(-1).tolist()
+            impurity = _impurity(out.logits[:, -1]).tolist()
             done = 0
-            for s, token in zip(lanes, best):
+            for s, token, gini in zip(lanes, best, impurity):
                 if not self._finished(s):
                     s.tokens.append(s.generated[-1])
                     s.generated.append(token)
+                    s.impurity += gini
                 done += self._finished(s)
         for i, (s, offset) in enumerate(zip(lanes, offsets)):
             end = offset + len(s.tokens)
             s.kv = [(k[i:i + 1, :, offset:end], v[i:i + 1, :, offset:end]) for k, v in _layers(cache)]
+
+
+def _impurity(logits):
+    """DeepGini impurity 1 − Σ p² of each row's next-token distribution (mortar.guide.gini)."""
+    import torch
+
+    return 1.0 - torch.softmax(logits.float(), dim=-1).pow(2).sum(dim=-1)
 
 
 def _empty_cache():
