@@ -19,7 +19,7 @@ from mortar.methods.metal import MetalSettings
 from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
-from mortar.vocab import (ALL_METHODS, DIALOGUE_PERTURBATIONS, DIALTEST_KEEP_ABOVE, DIALTEST_OPERATORS, GINI_TAU, DUPLICATE_RATIO, DIALTEST_METHOD, LEVELS, METAL_RATE, MORTAR_METHOD,
+from mortar.vocab import (RANDOM, ALL_METHODS, DIALOGUE_PERTURBATIONS, DIALTEST_KEEP_ABOVE, DIALTEST_OPERATORS, GINI_TAU, DUPLICATE_RATIO, DIALTEST_METHOD, LEVELS, METAL_RATE, MORTAR_METHOD,
                           NOISE_LOCATIONS, PERSONA_RELATIONS, QUESTION_AND_HISTORY, RBT, REDUCE_RATIO,
                           SELECTION_CANDIDATES)
 
@@ -390,7 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dialtest-keep-above", type=float, default=DIALTEST_KEEP_ABOVE, metavar="C",
                      help="DialTest: revert a transformed question whose embedding cosine to the original is below C "
                           f"(default {DIALTEST_KEEP_ABOVE})")
-    run.add_argument("--targets", choices=("random", *SENSITIVITIES), default="random",
+    run.add_argument("--targets", choices=(RANDOM, *SENSITIVITIES), default="random",
                      help="which words METAL's and DialTest's operators change: random (default), or the words the "
                           "SUT's answer is most sensitive to, by gradient (gri) or by attention to its least "
                           "confident answer tokens (wali); local SUTs only")

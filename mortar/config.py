@@ -16,7 +16,7 @@ from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
 from mortar.sut import DEFAULT_SUT
-from mortar.vocab import (DIALOGUE_PERTURBATIONS, DIALTEST_METHOD, DIALTEST_OPERATORS, MORTAR_METHOD, NOISE_LOCATIONS, P3, PERSONA_METHOD, PERSONA_RELATIONS,
+from mortar.vocab import (RANDOM, DIALOGUE_PERTURBATIONS, DIALTEST_METHOD, DIALTEST_OPERATORS, MORTAR_METHOD, NOISE_LOCATIONS, P3, PERSONA_METHOD, PERSONA_RELATIONS,
                           QUESTION_PERTURBATIONS)
 
 KG_BACKENDS = ("spacy", "llm")  # offline spaCy + coreferee (default), or the paper's LLM pipeline
@@ -133,7 +133,7 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
     from mortar.guide.prioritise import INITIAL, ORDERS
     from mortar.guide.sensitivity import SENSITIVITIES
 
-    if config.targets not in ("random", *SENSITIVITIES):
+    if config.targets not in (RANDOM, *SENSITIVITIES):
         found.append(f"unknown targets {config.targets!r}; choose from random, {', '.join(SENSITIVITIES)}")
     if config.order not in (INITIAL, *ORDERS):
         found.append(f"unknown order {config.order!r}; choose from {INITIAL}, {', '.join(ORDERS)}")
@@ -167,7 +167,7 @@ def _service_problems(config: RunConfig) -> list[str]:
 
         if config.persona.selection and PERSONA_METHOD in config.methods and not isinstance(sut, LocalSUT):
             found.append("--selection needs a local model's token probabilities; the SUT is an HTTP endpoint")
-        white_box = [f"--targets {config.targets}"] if config.targets != "random" else []
+        white_box = [f"--targets {config.targets}"] if config.targets != RANDOM else []
         white_box += [f"--order {config.order}"] if config.budget and config.order in ("gri", "wali", "gini") else []
         if white_box and not isinstance(sut, LocalSUT):
             found.append(f"{' and '.join(white_box)} needs a local model's gradients and attention (transformers); "

@@ -42,6 +42,12 @@ OPERATOR_TEXT = {
 }
 GINI, RANDOM = "gini", "random"
 GUIDES = (GINI, RANDOM)
+# White-box guidance on local SUTs: sensitivity by gradient (GRI) or by low-confidence alignment (WALI), and
+# the test orders built on them (INITIAL: the order a run makes its test cases in; IDEAL: greedy, knowing the bugs)
+GRI, WALI = "gri", "wali"
+SENSITIVITIES = (GRI, WALI)
+INITIAL, IDEAL = "initial", "ideal"
+ORDERS = (GRI, WALI, GINI, RANDOM)
 DIALTEST_KEEP_ABOVE = 0.8  # a transformed question is reverted below this embedding cosine to the original
 GINI_TAU = 0.0  # Algorithm 1 keeps a mutant whose Gini impurity rises by more than this
 

@@ -27,8 +27,9 @@ import statistics
 from mortar.dataset import Seed, TestCase
 from mortar.vocab import ORIG
 
-GRI, WALI, GINI_ORDER, RANDOM_ORDER, INITIAL, IDEAL = "gri", "wali", "gini", "random", "initial", "ideal"
-ORDERS = (GRI, WALI, GINI_ORDER, RANDOM_ORDER)  # what `mortar prioritise --by` and `run --order` take
+from mortar.vocab import GINI as GINI_ORDER
+from mortar.vocab import GRI, IDEAL, INITIAL, ORDERS, WALI  # noqa: F401  (ORDERS, IDEAL: this module's words)
+from mortar.vocab import RANDOM as RANDOM_ORDER
 RANDOM_ORDERS = 20  # random orders the measurement averages over
 MOVED_WEIGHT = 0.5  # a round still before the question, but elsewhere, counts half
 

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from mortar.errors import InputError
 from mortar.sut.base import Conversation
 
-GRI, WALI = "gri", "wali"
-SENSITIVITIES = (GRI, WALI)
+from mortar.vocab import GRI, SENSITIVITIES, WALI  # noqa: F401  (SENSITIVITIES: this module's choices)
 WALI_LAYERS = 4  # the last layers whose attention aligns answer tokens with input tokens
 QUESTION_SEGMENT = "question"
 STORY_SEGMENT = "story"
