@@ -12,6 +12,7 @@ from mortar.chat import ChatError as ServiceError
 from mortar.config import KG_BACKENDS, RunConfig, make_extractor, validate
 from mortar.dataset import load_dataset
 from mortar.errors import InputError
+from mortar.gate import EXIT_BUDGET_EXCEEDED, BudgetExceeded
 from mortar.guide.prioritise import INITIAL, ORDERS
 from mortar.guide.sensitivity import GOLD, SENSITIVITIES, TARGETS
 from mortar.methods.dialtest import DialTestSettings
@@ -137,6 +138,7 @@ def cmd_run(args) -> None:
     from mortar.methods import methods
     from mortar.run import run
 
+    budgets, baseline = gate_options(args)  # a malformed budget is bad input before any work
     config = validate(config_from(args))
     reporter = None
     if args.job:
@@ -167,6 +169,8 @@ def cmd_run(args) -> None:
     if result.errored_rounds:
         print(f"  {result.errored_rounds} rounds errored (never counted as bugs)")
     print(f"  details: mortar report {result.run_id}")
+    if budgets or baseline:
+        check_budgets(args.db, result.run_id, budgets, baseline)
 
 
 def cmd_report(args) -> None:
@@ -222,6 +226,13 @@ def cmd_export(args) -> None:
     from mortar import store
     from mortar.metrics import metrics_frame
 
+    if args.format == "junit":
+        return export_junit(args)
+    if args.format == "html":
+        return export_html(args)
+    if args.what is None:
+        raise UserError("--what is required (rounds, detections, metrics or transformed), except with --format "
+                        "junit or html")
     if args.what == "transformed":
         return export_transformed(args)
     with store.connect(args.db, read_only=True) as con:
@@ -251,6 +262,22 @@ def export_transformed(args) -> None:
     doc = augmented_dataset(frame, run_id)
     write_json(doc, args.out)
     print(f"{len(doc['data'])} transformed dialogues of run {run_id} → {args.out} (CoQA v1.0 JSON)")
+
+
+def export_html(args) -> None:
+    from mortar import store
+    from mortar.report_html import html_report
+
+    if args.what is not None:
+        raise UserError("--format html writes the whole report of the run; leave out --what")
+    with store.connect(args.db, read_only=True) as con:
+        run_id = store.resolve_run_id(con, args.run_id)
+        page = html_report(con, run_id)
+    try:
+        Path(args.out).write_text(page, encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"{args.out}: cannot write: {e.strerror}") from None
+    print(f"report of run {run_id} → {args.out} (one HTML file that opens offline)")
 
 
 def write_frame(frame, out: str, fmt: str) -> None:
@@ -306,6 +333,100 @@ def cmd_score_answers(args) -> None:
     print(format_summary(summary))
 
 
+def export_junit(args) -> None:
+    from mortar import store
+    from mortar.junit import write_junit
+
+    if args.what not in (None, "detections"):
+        raise UserError("--format junit writes every check of the run, failures with their answers; leave out --what")
+    with store.connect(args.db, read_only=True) as con:
+        run_id = store.resolve_run_id(con, args.run_id)
+        tests, failures = write_junit(con, run_id, args.out)
+    print(f"{tests} test cases (seed questions per relation), {failures} failed, of run {run_id} → {args.out} (JUnit)")
+
+
+def gate_options(args) -> tuple[list, str | None]:
+    """The --fail-on budgets and the --baseline run (resolved), checked before any work starts."""
+    from mortar import store
+    from mortar.gate import needs_baseline, parse_budgets
+
+    budgets = parse_budgets(args.fail_on)
+    baseline = getattr(args, "baseline", None)
+    if needs_baseline(budgets) and not baseline:
+        raise UserError("--fail-on NEW needs --baseline RUN: the run whose detections are not new")
+    if baseline:
+        with store.connect(args.db, read_only=True) as con:
+            baseline = store.resolve_run_id(con, baseline)
+            store.run_config(con, baseline)  # an unknown run is bad input
+    return budgets, baseline
+
+
+def check_budgets(db, run_id: str, budgets: list, baseline: str | None) -> None:
+    """Print the run's figures against its budgets (and its detections against the baseline run); raise
+    BudgetExceeded (exit 3) when a budget is exceeded."""
+    from mortar import store
+    from mortar.compare import diff, read_pair
+    from mortar.gate import describe, enforce, gate_run
+
+    with store.connect(db, read_only=True) as con:
+        results = gate_run(con, run_id, budgets, baseline)
+        pair = read_pair(con, baseline, run_id) if baseline else None
+    if pair:
+        gone, new, both = diff(*pair)
+        print(f"  against {baseline}: {len(new)} new detections, {len(gone)} gone, {len(both)} in both "
+              f"(mortar compare {baseline} {run_id})")
+    for budget, value, exceeded in results:
+        if not exceeded:
+            print(f"  budget kept: {describe(budget, value)}")
+    enforce(results)
+
+
+def cmd_gate(args) -> None:
+    from mortar import store
+
+    budgets, baseline = gate_options(args)
+    if not budgets:
+        raise UserError("give the budgets to check: --fail-on BUDGET")
+    with store.connect(args.db, read_only=True) as con:
+        run_id = store.resolve_run_id(con, args.run_id)
+    print(f"run {run_id}")
+    check_budgets(args.db, run_id, budgets, baseline)
+
+
+def cmd_compare(args) -> None:
+    import pandas as pd
+
+    from mortar import store
+    from mortar.compare import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE, compare_runs, detection_rows,
+                                interval_table)
+    from mortar.gate import describe, enforce, gate_run, parse_budgets
+
+    budgets = parse_budgets(args.fail_on)
+    with store.connect(args.db, read_only=True) as con:
+        run_a, run_b = store.resolve_run_id(con, args.run_a), store.resolve_run_id(con, args.run_b)
+        result = compare_runs(con, run_a, run_b)
+        suts = store.sut_of_runs(con, (run_a, run_b))
+        seeds = len(store.run_seeds(con, run_a))
+        gated = gate_run(con, run_b, budgets, run_a) if budgets else []
+    print(f"A = {run_a} (SUT {suts.get(run_a)}), B = {run_b} (SUT {suts.get(run_b)}): same test cases")
+    print("\nDetections per relation and bug level (a detection is the same check violated in both runs)")
+    print(pd.DataFrame(result.rows).to_string(index=False))
+    print(f"\nRate+ and NBugs with {CONFIDENCE:.0%} bootstrap intervals over the {seeds} seed dialogues "
+          f"({BOOTSTRAP_RESAMPLES} resamples of the seeds, RNG seed {BOOTSTRAP_SEED}; B - A paired)")
+    print(pd.DataFrame(interval_table(result.intervals)).to_string(index=False))
+    print(f"\nNew detections in B: {len(result.only_b)}")
+    for row in detection_rows(result.only_b[:args.show], result.questions):
+        level = f" {row['level']}" if row["level"] else ""
+        print(f"  {row['detection_id']}{level}: {row['question']!r} answered {row['answer']!r}, "
+              f"compared with {row['compared with']!r} (similarity {row['similarity']:.3f})")
+    if len(result.only_b) > args.show:
+        print(f"  … and {len(result.only_b) - args.show} more (--show N)")
+    for budget, value, exceeded in gated:
+        if not exceeded:
+            print(f"budget kept: {describe(budget, value)}")
+    enforce(gated)
+
+
 def _duration(seconds: float) -> str:
     minutes, seconds = divmod(int(seconds), 60)
     return f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d}" if minutes >= 60 else f"{minutes}:{seconds:02d}"
@@ -341,8 +462,26 @@ class ProgressBar:
         return False
 
 
+EXIT_CODES = (f"exit codes: 0 done; 1 a bug or a service that stayed down; {EXIT_USER_ERROR} bad input (one line); "
+              f"{EXIT_BUDGET_EXCEEDED} a --fail-on budget exceeded (one line naming it; the run is stored)")
+
+
+def add_gate_options(p: argparse.ArgumentParser, baseline: str | None) -> None:
+    """--fail-on BUDGET (repeatable, or a comma list) and, where the command has no run A, --baseline RUN."""
+    p.add_argument("--fail-on", action="append", metavar="BUDGET",
+                   help=f"exit {EXIT_BUDGET_EXCEEDED} when a figure exceeds this budget: KEY[:SCOPE]>LIMIT or >=, "
+                        "KEY one of RATE (Rate+), NBUGS, L1, L2, L3 (bugs of a level), NEW (detections the baseline "
+                        "run did not have); SCOPE a relation or method (RATE:MR1, NBUGS:MT); e.g. 'RATE>0.30,L1>10'. "
+                        "Repeatable")
+    if baseline:
+        p.add_argument("--baseline", metavar="RUN",
+                       help=f"a run of the same test cases to compare with ({baseline}>N counts detections it did "
+                            "not have); a run id or 'latest'")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mortar", description="Multi-turn metamorphic testing of dialogue systems.")
+    parser = argparse.ArgumentParser(prog="mortar", description="Multi-turn metamorphic testing of dialogue systems.",
+                                     epilog=EXIT_CODES)
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -352,7 +491,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_perturbation_options(gen)
     gen.set_defaults(func=cmd_generate)
 
-    run = sub.add_parser("run", help="test a dialogue system: generate → context check → execute → judge → store")
+    run = sub.add_parser("run", help="test a dialogue system: generate → context check → execute → judge → store",
+                         epilog=EXIT_CODES)
     run.add_argument("--dataset", help="CoQA v1.0 JSON or JSONL dialogues (required unless --config is given)")
     run.add_argument("--config", help="the whole run configuration as JSON (as the dashboard writes it for a "
                                       "background run), instead of the options below")
@@ -401,6 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "from the seed conversations), gini (the SUT's uncertainty), random; gri, wali and gini "
                           "need a local model")
     run.add_argument("--job", help=argparse.SUPPRESS)  # set by the dashboard for a background run
+    add_gate_options(run, "--fail-on NEW")
     add_perturbation_options(run)
     run.set_defaults(func=cmd_run)
 
@@ -432,14 +573,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("export", help="write a run's rounds, detections or metrics to a file")
     exp.add_argument("run_id", help="a run id, or 'latest'")
-    exp.add_argument("--what", choices=("rounds", "detections", "metrics", "transformed"), required=True,
+    exp.add_argument("--what", choices=("rounds", "detections", "metrics", "transformed"), default=None,
                      help="transformed: DialTest's kept transformed questions with their gold answers, as a CoQA "
                           "v1.0 JSON dataset (the paper retrains on it)")
-    exp.add_argument("--format", choices=("jsonl", "csv", "parquet"), default=None,
-                     help="rows' file format (default jsonl; transformed is always CoQA JSON)")
+    exp.add_argument("--format", choices=("jsonl", "csv", "parquet", "junit", "html"), default=None,
+                     help="rows' file format (default jsonl; transformed is always CoQA JSON); junit: a JUnit XML "
+                          "report for CI, one test case per seed question and relation (no --what); html: the "
+                          "run's report with figures and worked examples as one self-contained file to share "
+                          "(no --what)")
     exp.add_argument("--out", required=True)
     exp.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
     exp.set_defaults(func=cmd_export)
+
+    cmp = sub.add_parser("compare", help="compare two runs of the same test cases (two SUTs, or two versions of one): "
+                                         "detections only in A, only in B, in both; Rate+ and NBugs with bootstrap "
+                                         "intervals; B's new detections", epilog=EXIT_CODES)
+    cmp.add_argument("run_a", help="run A (the baseline): a run id, or 'latest'")
+    cmp.add_argument("run_b", help="run B (the candidate): a run id, or 'latest'")
+    cmp.add_argument("--show", type=_count, default=20, metavar="N", help="print at most N new detections (default 20)")
+    add_gate_options(cmp, None)  # budgets on run B; NEW counts B's detections that A did not have
+    cmp.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
+    cmp.set_defaults(func=cmd_compare)
+
+    gate = sub.add_parser("gate", help="check a stored run against --fail-on budgets without running it again",
+                          epilog=EXIT_CODES)
+    gate.add_argument("run_id", help="a run id, or 'latest'")
+    add_gate_options(gate, "--fail-on NEW")
+    gate.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
+    gate.set_defaults(func=cmd_gate)
     return parser
 
 
@@ -453,6 +614,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         args.func(args)
+    except BudgetExceeded as e:  # `--fail-on`: the run is stored; the build should fail
+        print(f"mortar: budget exceeded: {e}", file=sys.stderr)
+        return EXIT_BUDGET_EXCEEDED
     except InputError as e:  # the project's own input errors; anything else is a bug and keeps its traceback
         print(f"mortar: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR

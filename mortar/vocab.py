@@ -83,6 +83,11 @@ ALL_METHODS = "all"  # `--method all`: every registered method
 L1, L2, L3 = "L1", "L2", "L3"
 LEVELS = (L1, L2, L3)
 NO_LEVEL = "none"  # how filters name detections without a level (RBT's)
+ALL = "all"  # a comparison's row over every relation or every level
+
+# -- CI budgets (`--fail-on KEY[:SCOPE]>LIMIT`): what a budget limits --------------------------------
+RATE, NBUGS, NEW = "RATE", "NBUGS", "NEW"  # Rate+; bugs; detections that are new against a baseline run
+BUDGET_KEYS = (RATE, NBUGS, NEW, *LEVELS)  # a level (L1 …) limits the bugs of that level
 
 # -- labelling (the paper's precision labelling) ---------------------------------------------------
 SCORE_MIN, SCORE_MAX = 0, 10  # an annotator's acceptability score of a detection's SUT output

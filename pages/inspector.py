@@ -1,13 +1,21 @@
-"""Inspector: one detection — the original and the perturbed dialogue side by side, the EC verdict of every
-round, the knowledge graph around the question, and (MR3/MR4) every version of the question."""
+"""Inspector: one detection — the original and the perturbed dialogue side by side, the perturbed one aligned to
+the seed round by round with its answers' changes, the EC verdict of every round, the knowledge graph around the
+question, and (MR3/MR4) every version of the question. A bug group (``?run=…&group=SEED:ROUND``, opened from the
+Violations page) lists all its detections and versions above the one chosen."""
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from mortar import store, ui
+from mortar.alignment import align, needed_rounds
 from mortar.context import context_before
+from mortar.errors import InputError
+from mortar.ui.inspector import aligned_rounds, answer_text
+from mortar.ui.kg_figure import WIDTH, kg_figures
 from mortar.vocab import OPERATOR_TEXT, ORIG
+
+GROUP = "inspect_group"  # the bug group being triaged: (run_id, seed_id, source_round), or None
 
 st.title("Inspector")
 
@@ -17,27 +25,93 @@ if runs.empty:
     ui.no_runs_yet()
     st.stop()
 
-target = st.session_state.get("inspect")
-qp_run, qp_det = st.query_params.get("run"), st.query_params.get("detection")
+
+def inspect(picker: str, group: tuple | None = None) -> None:
+    """A detection picker changed: inspect its detection (of this group, or alone in the run picked above)."""
+    run_id, detection_id = group[0] if group else st.session_state["i-run"], st.session_state[picker]
+    if detection_id:
+        st.session_state["inspect"], st.session_state[GROUP] = (run_id, detection_id), group
+        link = {"run": run_id, "detection": detection_id}
+        if group:
+            link["group"] = store.group_key(group[1], group[2])
+        st.query_params.from_dict(link)
+
+
+target, group = st.session_state.get("inspect"), st.session_state.get(GROUP)
+qp_run, qp_det, qp_group = (st.query_params.get(k) for k in ("run", "detection", "group"))
+if qp_run and qp_group:
+    try:
+        group = (qp_run, *store.parse_group_key(qp_group))
+    except InputError as e:
+        st.error(str(e))
+        st.stop()
+elif qp_run and qp_det:
+    group = None  # a single detection's link
 if qp_run and qp_det:
     target = (qp_run, qp_det)
 
-with st.expander("Choose a detection", expanded=target is None):
+with st.expander("Choose a detection", expanded=target is None and group is None):
     run_id = ui.pick_run(runs, key="i-run")
     page, total = ui.read(store.find_detections, store.DetectionFilter(run_ids=(run_id,)), "detection", False, 1000)
     ids = list(page["detection_id"])
-    current = target[1] if target and target[0] == run_id and target[1] in ids else None
-    chosen = st.selectbox(f"Detection ({total:,} in this run; open others from the Violations page)", ids,
-                          index=ids.index(current) if current else None, key="i-det", placeholder="choose one")
-    if chosen and chosen != current:
-        target = (run_id, chosen)
+    # the picker shows the detection inspected, however it was opened (a link, a group, this picker)
+    st.session_state["i-det"] = target[1] if target and target[0] == run_id and target[1] in ids else None
+    st.selectbox(f"Detection ({total:,} in this run; open others from the Violations page)", ids, key="i-det",
+                 placeholder="choose one", on_change=inspect, args=("i-det",))
+
+if group is not None:
+    g_run, g_seed, g_round = group
+    members = ui.read(store.group_detections, g_run, g_seed, g_round)
+    if members.empty:
+        st.error(f"Run {ui.md_escape(g_run)} has no detection of seed {ui.md_escape(g_seed)}, round {g_round}.")
+        st.stop()
+    member_ids = list(members["detection_id"])
+    if not (target and target[0] == g_run and target[1] in member_ids):
+        target = (g_run, member_ids[0])
+    st.subheader(f"Bug group: seed {ui.md_escape(g_seed)}, round {g_round}")
+    st.caption("Every detection of this seed question in the run, across perturbations and relations.")
+    st.text(ui.read(store.seed_question, g_run, g_seed, g_round) or "")
+    perturbations = sorted({p for ps in members["perturbations"] for p in ps})
+    c1, c2, c3, c4, c5 = st.columns(5)
+    c1.metric("Detections", len(members))
+    c2.metric("Relations", members["relation"].nunique(), help=", ".join(sorted(set(members["relation"]))))
+    c3.metric("Perturbations", len(perturbations), help=", ".join(perturbations))
+    c4.metric("Max bug level", members["bug_level"].dropna().max() if members["bug_level"].notna().any() else "–",
+              help=ui.LEVELS_HELP)
+    c5.metric("Labelled", int((members["n_labels"] > 0).sum()), help="Detections with at least one precision label.")
+    st.dataframe(members.assign(
+        perturbations=[", ".join(p) for p in members["perturbations"]],
+        versions=[", ".join(f"{t} @ {p}" for t, p in zip(ts, ps))
+                  for ts, ps in zip(members["test_case_ids"], members["positions"])],
+        EC=["" if pd.isna(v) else "equivalent" if v else "not equivalent" for v in members["ec_equivalent"]]),
+        hide_index=True, width="stretch", key="i-group-detections",
+        column_order=["detection_id", "relation", "perturbations", "versions", "output", "reference", "similarity",
+                      "EC", "bug_level", "n_labels", "mean_score"],
+        column_config={"detection_id": "detection", "output": "SUT answer", "reference": "compared with",
+                       "similarity": st.column_config.NumberColumn(format="%.3f"), "bug_level": "level",
+                       "n_labels": "labels", "mean_score": st.column_config.NumberColumn("mean score", format="%.1f")})
+    st.markdown("**Every version of the question** — each test case round that asks it")
+    st.dataframe(ui.read(store.question_versions, g_run, g_seed, g_round).assign(
+        EC=lambda f: ["" if pd.isna(v) else "equivalent" if v else "not equivalent" for v in f["ec_equivalent"]]
+    ).drop(columns=["ec_equivalent"]), hide_index=True, width="stretch", key="i-group-versions",
+        column_config={"similarity": st.column_config.NumberColumn(format="%.3f"),
+                       "detections": st.column_config.NumberColumn(help="Detections that name this version.")})
+    group_pick = f"i-group-det-{g_run}-{g_seed}-{g_round}"
+    st.session_state[group_pick] = target[1]
+    st.selectbox("Detection of this group to inspect", member_ids, key=group_pick, on_change=inspect,
+                 args=(group_pick, group))
+    st.divider()
 
 if target is None:
     st.info("Open a detection from the **Violations** page, or choose one above.")
     st.stop()
 run_id, detection_id = target
-st.session_state["inspect"] = target
+st.session_state["inspect"], st.session_state[GROUP] = target, group
 st.query_params.update({"run": run_id, "detection": detection_id})
+if group is not None:
+    st.query_params["group"] = store.group_key(group[1], group[2])
+elif "group" in st.query_params:
+    del st.query_params["group"]
 
 det = ui.read(store.detection, run_id, detection_id)
 if det is None:
@@ -84,15 +158,25 @@ orig_id = ui.read(store.original_case_id, run_id, det["seed_id"])
 original = ui.read(store.case_rounds, run_id, orig_id) if orig_id else pd.DataFrame()
 perturbed = ui.read(store.case_rounds, run_id, perturbed_id) if perturbed_id else pd.DataFrame()
 case = ui.read(store.test_case, run_id, perturbed_id) if perturbed_id else None
+seed_kg, _ = ui.read(store.seed_graph, run_id, det["seed_id"])
+needed = (needed_rounds(seed_kg, det["source_round"], list(original["source_round"]))
+          if seed_kg is not None and not original.empty else {})
 
 
 def highlight(column: str, value):
+    """The detection's row in orange, the rounds its question needs in blue."""
     def style(row):
-        return ["background-color: #f6d5c8" if row[column] == value else ""] * len(row)
+        colour = "#f6d5c8" if row[column] == value else "#d5e5f6" if row["round"] in needed else ""
+        return [f"background-color: {colour}" if colour else ""] * len(row)
     return style
 
 
 st.subheader("Dialogues")
+if needed:
+    st.caption(f"Blue rows: the rounds round {det['source_round']}'s question takes its context from — they give what "
+               f"it needs (Ḡ_j: {', '.join(sorted(set().union(*needed.values()))) or 'the round it continues'}).")
+elif seed_kg is None:
+    st.caption("No knowledge graph for this seed: the rounds the question needs cannot be marked.")
 side_by_side = bool(case and case["perturbation"] != ORIG)
 left, right = st.columns(2) if side_by_side else (st.container(), None)
 with left:
@@ -124,6 +208,30 @@ if side_by_side:
             for p, before, after in changed:
                 old, new = ui.word_diff(before, after)
                 st.markdown(f"**Position {p}** — seed: {old}  \n asked: {new}")
+
+    if not original.empty:  # the seed as asked (ORIG) is what the perturbed dialogue is aligned to
+        st.subheader("Against the seed")
+        was = original.loc[original["source_round"] == det["source_round"], "sut_answer"]
+        now = perturbed.loc[perturbed["position"] == position, "sut_answer"]
+        before, after = answer_text(was.iloc[0] if len(was) else None), answer_text(now.iloc[0] if len(now) else None)
+        st.markdown(f"**The answer's change** — round {det['source_round']} in ORIG and at position {position} here"
+                    + (" (the same answer)" if before == after else ""))
+        old, new = ui.word_diff(before, after)
+        left, right = st.columns(2)
+        left.markdown(f"ORIG: {old}")
+        right.markdown(f"{ui.md_escape(case['perturbation'])}: {new}")
+        if list(perturbed["source_round"]) == list(original["source_round"]):
+            st.caption("Every seed round is asked once, in the seed's order.")
+        else:
+            aligned = align(list(original["source_round"]), list(perturbed["source_round"]))
+            st.caption(f"The perturbed dialogue round by round in the seed's order: round → its position(s) here. "
+                       f"{sum(a.moved for a in aligned)} moved out of the seed's order, "
+                       f"{sum(a.dropped for a in aligned)} dropped (struck through), "
+                       f"{sum(a.duplicated for a in aligned)} asked more than once; answers that changed from ORIG are "
+                       "shown as a word diff.")
+            with st.container(border=True, key="i-aligned"):
+                for paragraph in aligned_rounds(original, perturbed, needed, det["source_round"], position):
+                    st.markdown(paragraph)
 else:
     st.caption("An RBT detection has no perturbed dialogue: the seed's questions were asked in their order.")
 
@@ -178,17 +286,30 @@ graph, why = ui.read(store.seed_graph, run_id, det["seed_id"])
 if graph is None:
     st.warning(f"No knowledge graph to show: {why}.")
 else:
+    source = int(row["source_round"])
     earlier = dialogue[dialogue["position"] < pos]
     available = context_before(graph, zip(earlier["source_round"].astype(int), earlier["ec_equivalent"].fillna(True)))
-    rg = graph.round(int(row["source_round"]))
+    seed_order = [int(r) for r in original["source_round"]] if not original.empty else [r.turn_id for r in graph.rounds]
+    seed_before = seed_order[:seed_order.index(source)] if source in seed_order else []
+    in_seed = context_before(graph, ((r, True) for r in seed_before))  # ORIG rounds are equivalent
+    rg = graph.round(source)
     st.markdown("**Decontextualised question** (the question with its context filled in)")
     st.text(rg.decontextualised_question)
     whole = st.toggle("Whole dialogue graph", value=False, key="i-whole",
-                      help="Off: only the question's entities, what it needs and what the context holds here.")
-    st.plotly_chart(ui.kg_figure(graph, int(row["source_round"]), available, whole=whole), key="i-graph",
-                    config={"displaylogo": False})
-    st.caption(f"{len(available)} entities in the context before this position; knowledge graphs by "
-               f"{graph.backend} ({graph.model}).")
+                      help="Off: only the question's entities, what it needs (Ḡ_j) and what the dialogue relates "
+                           "to them. On: every entity of the dialogue.")
+    kg_original, kg_perturbed = kg_figures(graph, source, in_seed, available, whole=whole,
+                                           width=2 * WIDTH if whole else WIDTH)
+    chart = dict(width="content", config={"displaylogo": False})
+    if bool(case) and case["perturbation"] != ORIG and dialogue is perturbed:  # the same round, in both contexts
+        kg_left, kg_right = (st.container(), st.container()) if whole else st.columns(2)
+        kg_left.plotly_chart(kg_original, key="i-graph-original", **chart)
+        kg_right.plotly_chart(kg_perturbed, key="i-graph", **chart)
+    else:
+        st.plotly_chart(kg_original, key="i-graph", **chart)
+    st.caption(f"Entities in the context before this question: {len(in_seed)} in the seed's order, {len(available)} "
+               f"here. Arrows are the relations the dialogue states (labelled by verb, 'is', 'has', 'of'…); red: "
+               f"needed but missing here. Knowledge graphs by {graph.backend} ({graph.model}).")
 
 seed_story = ui.read(store.story, run_id, det["seed_id"])
 if case and case["story"]:  # the test case asked with its own version of the story

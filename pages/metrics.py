@@ -4,15 +4,11 @@ import html
 
 import pandas as pd
 import plotly.express as px
-import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
-from mortar import labels, metrics, store, ui
-from mortar.vocab import L1, L2, L3, LEVELS, MT, RBT
-
-LEVEL_COLOURS = {L1: "#8c8479", L2: "#e4a33b", L3: "#b5452b"}
-PALETTE = ("#8c8479", "#b5452b", "#4c78a8", "#54a24b", "#a36b8f", "#e4a33b", "#72b7b2")  # RBT first, then methods
+from mortar import figures, labels, metrics, report_html, store, ui
+from mortar.figures import LEVEL_COLOURS
+from mortar.vocab import LEVELS, MT, RBT
 
 st.title("Metrics")
 st.caption(f"{RBT} (the seeds asked as they are) against every test method of the run ({MT}: MORTAR's relations on "
@@ -31,7 +27,7 @@ def run_report(db: str, run_id: str, stamp: str) -> dict:
 
 report = run_report(str(store.db_path()), run_id, f"{row['created_at']}|{row['checks']}|{row['status']}")
 methods = [m for m in report["metrics"] if m != RBT]  # the labels of the methods that ran, in registry order
-colours = dict(zip(metrics.method_labels(), PALETTE * 2))
+colours = figures.method_colours()
 main = methods[0] if methods else RBT  # the first method of the run leads the headline (MORTAR's MT when it ran)
 rbt, lead = report["metrics"][RBT], report["metrics"][main]
 ppd, labelled, _ = ui.read(ui.run_ppd, run_id)
@@ -45,6 +41,11 @@ for col, (name, value, help_key) in zip(cols, [
     col.metric(name, ui.fmt(value, 2) if isinstance(value, float) else value, help=ui.help_for(help_key))
 if labelled:
     st.caption(f"PPD from {labelled} labelled detections.")
+st.download_button("Report to share (HTML)", data=lambda: ui.read(report_html.html_report, run_id).encode(),
+                   file_name=f"{run_id}-report.html", mime="text/html", key="m-report-html",
+                   icon=":material/description:", on_click="ignore",
+                   help="This run's summary, tables and figures, worked examples of detections and a glossary, as "
+                        "one HTML file that opens offline in any browser (`mortar export RUN --format html`).")
 
 title = " vs ".join(report["metrics"])
 headline = pd.DataFrame(report["metrics"]).T.apply(pd.to_numeric, errors="coerce").reset_index(names="method")
@@ -52,13 +53,7 @@ st.markdown(f"**{ui.md_escape(title)}** — " + ui.md_escape(" ".join(ui.help_fo
 st.dataframe(headline, hide_index=True, width="stretch", key="m-headline")
 ui.csv_download(headline, f"{run_id}-headline", "m-headline-csv")
 
-fig = make_subplots(rows=1, cols=2, subplot_titles=("Bugs found (NBugs)", "Per test case and per check"))
-for method, m in report["metrics"].items():
-    fig.add_trace(go.Bar(x=["NBugs"], y=[m["NBugs"]], name=method, marker_color=colours.get(method),
-                         legendgroup=method), 1, 1)
-    fig.add_trace(go.Bar(x=["RETC", "BPTC", "Rate+"], y=[m["RETC"], m["BPTC"], m["Rate+"]], name=method,
-                         marker_color=colours.get(method), legendgroup=method, showlegend=False), 1, 2)
-fig.update_layout(barmode="group", height=380, title=html.escape(title))
+fig = figures.headline(report)
 st.plotly_chart(fig, key="m-fig-headline")
 ui.figure_downloads(fig, f"{run_id}-headline", "m-fig-headline")
 
@@ -72,54 +67,8 @@ for i, table in enumerate(tables):
         st.dataframe(frame, hide_index=True, width="stretch", key=f"m-{table.key}")
         ui.csv_download(frame, f"{run_id}-{table.key}", f"m-{table.key}-csv")
 
-by_key = {t.key: pd.DataFrame(t.rows) for t in tables}
-figures = []
-if "table_ix" in by_key:
-    levels = by_key["table_ix"].melt(id_vars="relation", var_name="level", value_name="bugs")
-    figures.append(("bug-levels", px.bar(levels, x="relation", y="bugs", color="level", height=380,
-                                         title="Bug levels per relation (L1/L2/L3)",
-                                         color_discrete_map=LEVEL_COLOURS)))
-if "table_vii" in by_key:
-    per_pert = by_key["table_vii"]
-    figures.append(("per-perturbation", px.bar(
-        per_pert if not per_pert.empty else pd.DataFrame({"perturbation": [], "bugs": []}), x="perturbation", y="bugs",
-        title="Bugs per perturbation", height=380, color_discrete_sequence=[colours[MT]])))
-if "table_viii" in by_key:
-    per_mr = by_key["table_viii"]
-    fig_mr = make_subplots(specs=[[{"secondary_y": True}]])
-    fig_mr.add_trace(go.Bar(x=per_mr["relation"], y=per_mr["bugs"], name="bugs", marker_color=colours[MT]))
-    fig_mr.add_trace(go.Scatter(x=per_mr["relation"], y=per_mr["Rate+"], name="Rate+", mode="lines+markers",
-                                marker_color="#4c78a8"), secondary_y=True)
-    fig_mr.update_layout(title="Contribution of each relation: bugs and Rate+", height=380)
-    fig_mr.update_yaxes(title_text="bugs", secondary_y=False)
-    fig_mr.update_yaxes(title_text="Rate+", range=[0, 1.05], tickformat=".0%", secondary_y=True, showgrid=False)
-    figures.append(("per-relation", fig_mr))
-if "persona_versions" in by_key:
-    versions = by_key["persona_versions"]
-    figures.append(("persona-versions", px.bar(versions, x="version", y="Rate+", color="relation", barmode="group",
-                                               height=380, range_y=[0, 1.05],
-                                               title="Persona relations: share of violated checks per version")))
-if "selection" in by_key:
-    selected = by_key["selection"].melt(id_vars="version", value_vars=["hits@1", "MRR"], var_name="measure")
-    figures.append(("selection", px.bar(selected, x="version", y="value", color="measure", barmode="group",
-                                        height=380, range_y=[0, 1.05],
-                                        title="Response selection: hits@1 and MRR per version")))
-if "dialtest_operators" in by_key:
-    figures.append(("dialtest-operators", px.bar(by_key["dialtest_operators"], x="version", y="Rate+", color="relation",
-                                                 barmode="group", height=380, range_y=[0, 1.05],
-                                                 labels={"version": "operator"},
-                                                 title="DialTest: share of violated checks per operator")))
-if "guidance" in by_key:
-    guidance = by_key["guidance"]
-    fig_guide = make_subplots(rows=1, cols=2, subplot_titles=("Bugs per SUT call", "Seed questions with a bug"))
-    for i, r in guidance.iterrows():
-        colour = ("#b5452b", "#8c8479")[i % 2]
-        fig_guide.add_trace(go.Bar(x=[r["guide"]], y=[r["bugs_per_call"]], marker_color=colour, showlegend=False,
-                                   text=[f"{r['bugs']} bugs / {r['sut_calls']} calls"]), 1, 1)
-        fig_guide.add_trace(go.Bar(x=[r["guide"]], y=[r["bug_questions"]], marker_color=colour, showlegend=False), 1, 2)
-    fig_guide.update_layout(height=380, title="Gini-guided search against random transformation, same budget")
-    figures.append(("guidance", fig_guide))
-for slot, (name, f) in zip(st.columns(max(1, min(3, len(figures)))) * 2, figures):
+run_figures = figures.table_figures(report)
+for slot, (name, f) in zip(st.columns(max(1, min(3, len(run_figures)))) * 2, run_figures):
     with slot:
         st.plotly_chart(f, key=f"m-fig-{name}")
         ui.figure_downloads(f, f"{run_id}-{name}", f"m-fig-{name}")
@@ -131,25 +80,7 @@ if "uniqueness" in report:
     unique = pd.DataFrame(report["uniqueness"])
     st.dataframe(unique, hide_index=True, width="stretch", key="m-uniqueness")
     ui.csv_download(unique, f"{run_id}-uniqueness", "m-uniqueness-csv")
-    parts = report["overlap"]
-    if len(methods) == 2:
-        part_colours = (colours[methods[0]], "#a36b8f", colours[methods[1]])
-        fig_overlap = go.Figure([go.Bar(y=["seed questions"], x=[n], name=part, orientation="h", text=[n],
-                                        marker_color=colour) for (part, n), colour in zip(parts.items(), part_colours)])
-        fig_overlap.update_layout(barmode="stack", height=260, title="Overlap: seed questions with bugs, by method",
-                                  xaxis_title="seed questions with at least one bug")
-    else:  # UpSet-style: one bar per exact combination of methods
-        fig_overlap = go.Figure([go.Bar(x=list(parts), y=list(parts.values()), text=list(parts.values()),
-                                        marker_color="#a36b8f")])
-        fig_overlap.update_layout(height=360, title="Overlap: seed questions with bugs, by the methods that found them",
-                                  yaxis_title="seed questions", xaxis_title="found by exactly")
-    per_level = unique.melt(id_vars="method", value_vars=[f"unique_{lv}" for lv in LEVELS],
-                            var_name="level", value_name="unique bugs")
-    per_level["level"] = per_level["level"].str.removeprefix("unique_")
-    fig_unique = px.bar(per_level, x="level", y="unique bugs", color="method", barmode="group", height=360,
-                        title="Unique bugs per bug level", color_discrete_map=colours)
-    c1, c2 = st.columns(2)
-    for slot, f, name in ((c1, fig_overlap, "overlap"), (c2, fig_unique, "unique-per-level")):
+    for slot, (name, f) in zip(st.columns(2), figures.comparison_figures(report)):
         with slot:
             st.plotly_chart(f, key=f"m-fig-{name}")
             ui.figure_downloads(f, f"{run_id}-{name}", f"m-fig-{name}")
@@ -161,11 +92,7 @@ if priorities:
                "test cases in (initial), the mean of 20 random orders and the ideal order (greedy, knowing the bugs). "
                "APFD: the area under the curve, 1 = every bug found by the first test case. ORIG always runs.")
     apfd = pd.DataFrame([{"order": name, "APFD": f["apfd"], "sd": f.get("sd")} for name, f in priorities.items()])
-    curves = pd.DataFrame([{"order": name, "share executed": x, "share of bugs found": y}
-                           for name, f in priorities.items() for x, y in f["curve"]])
-    fig_prio = px.line(curves, x="share executed", y="share of bugs found", color="order", height=400,
-                       title="Bugs found as the suite runs, per order", range_y=[0, 1.02])
-    fig_prio.update_layout(xaxis_tickformat=".0%", yaxis_tickformat=".0%")
+    fig_prio = figures.prioritisation(priorities)
     c1, c2 = st.columns([1, 2])
     with c1:
         st.dataframe(apfd, hide_index=True, width="stretch", key="m-apfd")

@@ -1,4 +1,5 @@
-"""Violations: every detection (violated check) of every run, filtered, sorted and paged in DuckDB."""
+"""Violations: every detection (violated check) of every run, filtered, sorted and paged in DuckDB; or the same
+detections as bug groups, one per seed question, to triage a group at a time."""
 
 import json
 import time
@@ -22,6 +23,12 @@ if runs.empty:
     st.stop()
 names = {r["run_id"]: ui.run_label(r) for _, r in runs.iterrows()}
 
+DETECTIONS, GROUPS = "Detections", "Groups"
+view = st.segmented_control("Show", [DETECTIONS, GROUPS], default=DETECTIONS, required=True, key="v-view",
+                            help="Groups: the detections of one seed question (seed and round) across perturbations "
+                                 "and relations, counted, so that a question is triaged once.")
+groups = view == GROUPS
+
 with st.container(border=True):
     c1, c2, c3 = st.columns([2, 1, 1])
     default_runs = [st.session_state["current_run"]] if st.session_state.get("current_run") in names else []
@@ -44,14 +51,81 @@ with st.container(border=True):
     c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
     text = c1.text_input("Search the question, the SUT's answer and the reference", key="v-text",
                          placeholder="words to find (case-insensitive)")
-    sort = c2.selectbox("Sort by", list(store.SORTABLE), index=list(store.SORTABLE).index("similarity"),
-                        key="v-sort")
-    descending = c3.toggle("Descending", value=False, key="v-desc")
+    if groups:
+        sort = c2.selectbox("Sort groups by", list(store.GROUP_SORTABLE), key="v-gsort")
+        descending = c3.toggle("Descending", value=True, key="v-gdesc")
+    else:
+        sort = c2.selectbox("Sort by", list(store.SORTABLE), index=list(store.SORTABLE).index("similarity"),
+                            key="v-sort")
+        descending = c3.toggle("Descending", value=False, key="v-desc")
     page_size = c4.selectbox("Rows per page", [25, 50, 100, 200], index=1, key="v-size")
 
 flt = store.DetectionFilter(run_ids=tuple(run_ids), suts=tuple(suts), relations=tuple(relations),
                              perturbations=tuple(perturbations), bug_levels=tuple(levels), seeds=tuple(seeds),
                              similarity=None if sim == (lo, hi) else sim, text=text)
+
+
+def open_group(run_id: str, seed_id: str, source_round: int) -> None:
+    st.session_state["inspect_group"] = (run_id, seed_id, int(source_round))
+    st.session_state["current_run"] = run_id
+    st.switch_page("pages/inspector.py", query_params={"run": run_id, "group": store.group_key(seed_id, source_round)})
+
+
+if groups:
+    def fetch_groups(con):
+        """How many groups and detections match, and the current page of groups, in one visit to the store."""
+        _, detections = store.find_detections(con, flt, "detection", False, 0, 0)
+        _, total = store.find_groups(con, flt, sort, descending, 0, 0)
+        pages = max(1, -(-total // page_size))
+        if st.session_state.get("v-gpage", 1) > pages:
+            st.session_state["v-gpage"] = pages
+        page_no = int(st.session_state.get("v-gpage", 1))
+        page, _ = store.find_groups(con, flt, sort, descending, page_size, (page_no - 1) * page_size)
+        return page, total, detections, pages, page_no
+
+    started = time.perf_counter()
+    page, total, detections, pages, page_no = ui.read(fetch_groups)
+    elapsed = time.perf_counter() - started
+    c1, c2, c3 = st.columns([2, 1, 1])
+    c1.caption(f"Showing {(page_no - 1) * page_size + 1 if total else 0}–{(page_no - 1) * page_size + len(page)} of "
+               f"{total:,} bug groups · page {page_no} of {pages} · queried in {elapsed * 1000:.0f} ms")
+    c2.metric("Matching groups", f"{total:,}", help="Seed questions (seed and round of a run) with at least one "
+                                                     "detection that passes the filters above.")
+    c3.metric("Their detections", f"{detections:,}", help="Detections that pass every filter above.")
+    if page.empty:
+        st.info("No detection matches these filters.")
+        st.stop()
+    table = page.assign(relations=[", ".join(r) for r in page["relations"]],
+                        perturbations=[", ".join(p) for p in page["perturbations"]])
+    col = st.column_config
+    event = st.dataframe(
+        table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="v-groups",
+        column_order=["seed_id", "source_round", "question", "detections", "relations", "perturbations", "max_level",
+                      "labelled", "min_similarity", "sut", "run_id"],
+        column_config={
+            "seed_id": col.TextColumn("seed"), "source_round": col.NumberColumn("round", help="The seed round j."),
+            "detections": col.NumberColumn(help="Detections of this question that pass the filters."),
+            "relations": col.TextColumn(help="The relations that flagged it."),
+            "perturbations": col.TextColumn(help="The versions of the dialogue it was flagged in."),
+            "max_level": col.TextColumn("max level", help=ui.LEVELS_HELP),
+            "labelled": col.NumberColumn(help="Detections of the group with at least one precision label."),
+            "min_similarity": col.NumberColumn("min similarity", format="%.3f", help=ui.GLOSSARY["similarity"]),
+            "sut": col.TextColumn("SUT"), "run_id": col.TextColumn("run"),
+        })
+    rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
+    if rows:
+        chosen = page.iloc[rows[0]]
+        open_group(chosen["run_id"], chosen["seed_id"], chosen["source_round"])
+    c1, c2, c3 = st.columns([1, 3, 1], vertical_alignment="bottom")
+    c1.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key="v-gpage")
+    keys = {f"{r}|{store.group_key(s, j)}": f"{s} round {j} · {n} detections"
+            for r, s, j, n in zip(page["run_id"], page["seed_id"], page["source_round"], page["detections"])}
+    pick = c2.selectbox("Group to inspect (or click a row)", list(keys), format_func=keys.get, key="v-gpick")
+    if c3.button("Open the group in the inspector", icon=":material/hub:", key="v-gopen"):
+        run_id, key = pick.split("|", 1)
+        open_group(run_id, *store.parse_group_key(key))
+    st.stop()
+
 
 def fetch(con):
     """The matching count and the current page, in one visit to the store."""

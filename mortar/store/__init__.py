@@ -5,18 +5,21 @@
   :func:`session` / :func:`transaction` where threads share a process, as in the dashboard);
 - ``writes``: idempotent writes (``INSERT … ON CONFLICT``);
 - read-models: ``reads`` (runs, test cases, results, answers, jobs), ``detections`` (the violations
-  search), ``labelling`` (precision labels), ``inspector`` (one detection in depth);
+  search), ``labelling`` (precision labels), ``inspector`` (one detection in depth), ``compare`` (two
+  runs on the same test cases);
 - ``records``: the stored run configuration, typed.
 
 Callers write ``from mortar import store`` and use the names below.
 """
 
+from mortar.store.compare import case_signatures, paired_answers, run_dataset, run_seeds, seed_questions
 from mortar.store.connection import (DEFAULT_DB, LOCK_WAIT_S, PROJECT_ROOT, RETRY_S, StoreBusy, connect, db_path,
                                      open_file, open_read_only, process_lock, session, transaction)
-from mortar.store.detections import (NO_LEVEL, SORTABLE, UNKNOWN_SUT, DetectionFilter, detection_relations,
-                                     filter_choices, find_detections, run_detections, sut_of_runs)
-from mortar.store.inspector import (case_rounds, detection, original_case_id, round_sensitivity, seed_graph,
-                                    seed_question, story,
+from mortar.store.detections import (GROUP_SORTABLE, NO_LEVEL, SORTABLE, UNKNOWN_SUT, DetectionFilter,
+                                     detection_relations, filter_choices, find_detections, find_groups,
+                                     group_detections, group_key, parse_group_key, run_detections, sut_of_runs)
+from mortar.store.inspector import (case_rounds, detection, original_case_id, question_versions, round_sensitivity,
+                                    seed_graph, seed_question, story,
                                     test_case, versions)
 from mortar.store.labelling import annotators, final_labels, label_of, read_adjudications, read_labels
 from mortar.store.reads import (UnknownRun, detections_export, list_jobs, read_cases_and_verdicts, read_checks,
@@ -39,7 +42,10 @@ __all__ = [
     "read_run_metrics", "read_selections", "read_mutants", "read_priorities", "read_sensitivities", "read_graphs", "read_checks", "read_cases_and_verdicts", "test_case_rounds", "rounds_export",
     "detections_export", "transformed_rounds", "mean_answer_seconds", "stored_answers", "list_jobs", "read_job",
     "NO_LEVEL", "SORTABLE", "UNKNOWN_SUT", "DetectionFilter", "find_detections", "filter_choices", "sut_of_runs",
-    "run_detections", "detection_relations",
+    "run_detections", "detection_relations", "GROUP_SORTABLE", "find_groups", "group_detections", "group_key",
+    "parse_group_key",
     "read_labels", "read_adjudications", "label_of", "annotators", "final_labels",
+    "case_signatures", "paired_answers", "run_dataset", "run_seeds", "seed_questions",
     "detection", "case_rounds", "test_case", "round_sensitivity", "original_case_id", "story", "seed_question", "seed_graph", "versions",
+    "question_versions",
 ]

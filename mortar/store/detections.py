@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from mortar.errors import InputError
 from mortar.store.reads import stored_configs
 from mortar.vocab import NO_LEVEL
 
@@ -87,16 +88,17 @@ def sut_of_runs(con, run_ids: tuple[str, ...] | None = None) -> dict[str, str]:
             for run, cfg in stored_configs(con, run_ids).items()}
 
 
+_LABEL_COUNTS = """(SELECT run_id, detection_id, count(*) AS n_labels, avg(score) AS mean_score
+                     FROM labels GROUP BY run_id, detection_id)"""
+
 # The SUT of each run arrives as two parameters, parallel lists of run ids and SUT names.
-_DETECTIONS_FROM = """
+_DETECTIONS_FROM = f"""
     FROM detections d
     JOIN runs r ON r.run_id = d.run_id
     LEFT JOIN (SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::VARCHAR[]) AS sut) s ON s.run_id = d.run_id
     LEFT JOIN seed_rounds sr ON sr.dataset_id = r.dataset_id AND sr.seed_id = d.seed_id
                             AND sr.turn_id = d.source_round
-    LEFT JOIN (SELECT run_id, detection_id, count(*) AS n_labels, avg(score) AS mean_score
-               FROM labels GROUP BY run_id, detection_id) l
-           ON l.run_id = d.run_id AND l.detection_id = d.detection_id
+    LEFT JOIN {_LABEL_COUNTS} l ON l.run_id = d.run_id AND l.detection_id = d.detection_id
 """
 
 
@@ -117,6 +119,65 @@ def find_detections(con, flt: DetectionFilter = DetectionFilter(), sort: str = "
         {_DETECTIONS_FROM} WHERE {where}
         ORDER BY {order} LIMIT ? OFFSET ?""", params + [int(limit), int(offset)]).df()
     return page, int(total)
+
+
+GROUP_SORTABLE = {  # what the bug-group table may be sorted by → the SQL expression (never user text)
+    "detections": "detections", "relations": "n_relations", "perturbations": "n_perturbations",
+    "bug level": "max_level", "labelled": "labelled", "similarity": "min_similarity", "seed": "d.seed_id",
+    "round": "d.source_round", "run": "d.run_id",
+}
+
+
+def group_key(seed_id: str, source_round: int) -> str:
+    """A bug group's name within its run, ``seed_id:turn`` (as the Inspector's ``group`` query parameter)."""
+    return f"{seed_id}:{int(source_round)}"
+
+
+def parse_group_key(key: str) -> tuple[str, int]:
+    """``seed_id:turn`` → (seed_id, turn); a seed id may itself hold colons."""
+    seed_id, sep, turn = str(key).rpartition(":")
+    if not sep or not seed_id or not turn.strip().isdigit():
+        raise InputError(f"{key!r} is not a bug group: expected SEED_ID:ROUND, e.g. cs-01:3")
+    return seed_id, int(turn)
+
+
+def find_groups(con, flt: DetectionFilter = DetectionFilter(), sort: str = "detections", descending: bool = True,
+                limit: int = 50, offset: int = 0) -> tuple[pd.DataFrame, int]:
+    """Bug groups: the detections matching ``flt`` grouped by the seed question they are about (run, seed, source
+    round) across perturbations and relations, with their counts; one page of them and how many groups match."""
+    if sort not in GROUP_SORTABLE:
+        raise ValueError(f"cannot sort groups by {sort!r}")
+    sut_of = sut_of_runs(con)
+    where, params = flt.where(sut_of)
+    params = [list(sut_of), list(sut_of.values()), *params]
+    grouped = f"""
+        SELECT d.run_id, d.seed_id, d.source_round, any_value(sr.question) AS question, any_value(s.sut) AS sut,
+               count(*) AS detections, count(DISTINCT d.relation) AS n_relations,
+               list_sort(list_distinct(list(d.relation))) AS relations,
+               list_sort(list_distinct(flatten(list(CAST(d.perturbations AS VARCHAR[]))))) AS perturbations,
+               len(list_distinct(flatten(list(CAST(d.perturbations AS VARCHAR[]))))) AS n_perturbations,
+               max(d.bug_level) AS max_level,  -- L1 < L2 < L3 as text; NULL when only RBT found it
+               count(*) FILTER (WHERE l.n_labels > 0) AS labelled, min(d.similarity) AS min_similarity
+        {_DETECTIONS_FROM} WHERE {where}
+        GROUP BY d.run_id, d.seed_id, d.source_round"""
+    total = con.execute(f"SELECT count(*) FROM ({grouped})", params).fetchone()[0]
+    order = (f"{GROUP_SORTABLE[sort]} {'DESC' if descending else 'ASC'} NULLS LAST, "
+             "d.run_id, d.seed_id, d.source_round")
+    page = con.execute(f"{grouped} ORDER BY {order} LIMIT ? OFFSET ?", params + [int(limit), int(offset)]).df()
+    return page, int(total)
+
+
+def group_detections(con, run_id: str, seed_id: str, source_round: int) -> pd.DataFrame:
+    """Every detection of one bug group (a seed question in a run), with the versions each compared and its
+    labels, by relation and detection id."""
+    return con.execute(f"""
+        SELECT d.detection_id, d.relation, CAST(d.perturbations AS VARCHAR[]) AS perturbations,
+               CAST(d.test_case_ids AS VARCHAR[]) AS test_case_ids, CAST(d.positions AS INTEGER[]) AS positions,
+               d.text_a AS output, d.text_b AS reference, d.similarity, d.ec_equivalent, d.bug_level,
+               coalesce(l.n_labels, 0) AS n_labels, l.mean_score
+        FROM detections d LEFT JOIN {_LABEL_COUNTS} l ON l.run_id = d.run_id AND l.detection_id = d.detection_id
+        WHERE d.run_id = ? AND d.seed_id = ? AND d.source_round = ?
+        ORDER BY d.relation, d.detection_id""", [run_id, seed_id, int(source_round)]).df()
 
 
 def filter_choices(con, run_ids: tuple[str, ...] = ()) -> dict[str, list]:

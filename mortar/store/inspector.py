@@ -113,6 +113,24 @@ def versions(con, run_id: str, det: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def question_versions(con, run_id: str, seed_id: str, source_round: int) -> pd.DataFrame:
+    """Every version of one seed question in a run: each test case round that asks seed round ``source_round``,
+    with its SUT answer, similarity, EC verdict and how many detections name it, ORIG first."""
+    return con.execute("""
+        SELECT r.test_case_id AS test_case, t.perturbation, r.position, r.question, o.output AS sut_answer,
+               o.similarity, r.ec_equivalent,
+               (SELECT count(*) FROM detections d
+                WHERE d.run_id = r.run_id AND d.seed_id = t.seed_id AND d.source_round = r.source_round
+                  AND list_contains(list_zip(CAST(d.test_case_ids AS VARCHAR[]), CAST(d.positions AS INTEGER[])),
+                                    row(r.test_case_id, r.position))) AS detections
+        FROM test_case_rounds r
+        JOIN test_cases t ON t.run_id = r.run_id AND t.test_case_id = r.test_case_id
+        LEFT JOIN run_rounds o ON o.run_id = r.run_id AND o.test_case_id = r.test_case_id AND o.position = r.position
+        WHERE r.run_id = ? AND t.seed_id = ? AND r.source_round = ?
+        ORDER BY t.perturbation <> ?, t.perturbation, t.replicate, r.position""",
+                       [run_id, seed_id, int(source_round), ORIG]).df()
+
+
 def round_sensitivity(con, run_id: str, seed_id: str, turn_id: int) -> dict | None:
     """The stored sensitivity (GRI first, then WALI) of the run's SUT to each segment of the seed conversation
     before round ``turn_id``: {method, target, segments}; None when none was computed."""

@@ -1,0 +1,129 @@
+"""The plotly figures of a run's report, shared by the Metrics page and the HTML report (no Streamlit here).
+
+Each builder takes what ``metrics.run_report`` (or ``metrics.prioritisation``) returns and gives plotly
+figures; figures that depend on a method's tables appear only when that method ran.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from mortar.metrics import method_labels
+from mortar.vocab import L1, L2, L3, LEVELS, MT
+
+LEVEL_COLOURS = {L1: "#8c8479", L2: "#e4a33b", L3: "#b5452b"}
+PALETTE = ("#8c8479", "#b5452b", "#4c78a8", "#54a24b", "#a36b8f", "#e4a33b", "#72b7b2")  # RBT first, then methods
+
+
+def method_colours() -> dict[str, str]:
+    """RBT and every registered method's label → its colour, the same on every figure."""
+    return dict(zip(method_labels(), PALETTE * 2))
+
+
+def headline(report: dict) -> go.Figure:
+    """NBugs, and RETC / BPTC / Rate+, of RBT and every method of the run side by side."""
+    colours = method_colours()
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Bugs found (NBugs)", "Per test case and per check"))
+    for method, m in report["metrics"].items():
+        fig.add_trace(go.Bar(x=["NBugs"], y=[m["NBugs"]], name=method, marker_color=colours.get(method),
+                             legendgroup=method), 1, 1)
+        fig.add_trace(go.Bar(x=["RETC", "BPTC", "Rate+"], y=[m["RETC"], m["BPTC"], m["Rate+"]], name=method,
+                             marker_color=colours.get(method), legendgroup=method, showlegend=False), 1, 2)
+    fig.update_layout(barmode="group", height=380, title=html.escape(" vs ".join(report["metrics"])))
+    return fig
+
+
+def table_figures(report: dict) -> list[tuple[str, go.Figure]]:
+    """(name, figure) for each method table of the report that has a figure (MORTAR's Tables VII–IX, …)."""
+    colours = method_colours()
+    by_key = {t.key: pd.DataFrame(t.rows) for t in report["tables"]}
+    figures = []
+    if "table_ix" in by_key:
+        levels = by_key["table_ix"].melt(id_vars="relation", var_name="level", value_name="bugs")
+        figures.append(("bug-levels", px.bar(levels, x="relation", y="bugs", color="level", height=380,
+                                             title="Bug levels per relation (L1/L2/L3)",
+                                             color_discrete_map=LEVEL_COLOURS)))
+    if "table_vii" in by_key:
+        per_pert = by_key["table_vii"]
+        figures.append(("per-perturbation", px.bar(
+            per_pert if not per_pert.empty else pd.DataFrame({"perturbation": [], "bugs": []}), x="perturbation",
+            y="bugs", title="Bugs per perturbation", height=380, color_discrete_sequence=[colours[MT]])))
+    if "table_viii" in by_key:
+        per_mr = by_key["table_viii"]
+        fig = make_subplots(specs=[[{"secondary_y": True}]])
+        fig.add_trace(go.Bar(x=per_mr["relation"], y=per_mr["bugs"], name="bugs", marker_color=colours[MT]))
+        fig.add_trace(go.Scatter(x=per_mr["relation"], y=per_mr["Rate+"], name="Rate+", mode="lines+markers",
+                                 marker_color="#4c78a8"), secondary_y=True)
+        fig.update_layout(title="Contribution of each relation: bugs and Rate+", height=380)
+        fig.update_yaxes(title_text="bugs", secondary_y=False)
+        fig.update_yaxes(title_text="Rate+", range=[0, 1.05], tickformat=".0%", secondary_y=True, showgrid=False)
+        figures.append(("per-relation", fig))
+    if "persona_versions" in by_key:
+        figures.append(("persona-versions", px.bar(
+            by_key["persona_versions"], x="version", y="Rate+", color="relation", barmode="group", height=380,
+            range_y=[0, 1.05], title="Persona relations: share of violated checks per version")))
+    if "selection" in by_key:
+        selected = by_key["selection"].melt(id_vars="version", value_vars=["hits@1", "MRR"], var_name="measure")
+        figures.append(("selection", px.bar(selected, x="version", y="value", color="measure", barmode="group",
+                                            height=380, range_y=[0, 1.05],
+                                            title="Response selection: hits@1 and MRR per version")))
+    if "dialtest_operators" in by_key:
+        figures.append(("dialtest-operators", px.bar(
+            by_key["dialtest_operators"], x="version", y="Rate+", color="relation", barmode="group", height=380,
+            range_y=[0, 1.05], labels={"version": "operator"},
+            title="DialTest: share of violated checks per operator")))
+    if "guidance" in by_key:
+        figures.append(("guidance", _guidance(by_key["guidance"])))
+    return figures
+
+
+def _guidance(guidance: pd.DataFrame) -> go.Figure:
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Bugs per SUT call", "Seed questions with a bug"))
+    for i, r in guidance.iterrows():
+        colour = ("#b5452b", "#8c8479")[i % 2]
+        fig.add_trace(go.Bar(x=[r["guide"]], y=[r["bugs_per_call"]], marker_color=colour, showlegend=False,
+                             text=[f"{r['bugs']} bugs / {r['sut_calls']} calls"]), 1, 1)
+        fig.add_trace(go.Bar(x=[r["guide"]], y=[r["bug_questions"]], marker_color=colour, showlegend=False), 1, 2)
+    fig.update_layout(height=380, title="Gini-guided search against random transformation, same budget")
+    return fig
+
+
+def comparison_figures(report: dict) -> list[tuple[str, go.Figure]]:
+    """With two or more methods: the overlap of seed questions with bugs, and unique bugs per bug level."""
+    if "uniqueness" not in report:
+        return []
+    colours = method_colours()
+    methods = [row["method"] for row in report["uniqueness"]]
+    parts = report["overlap"]
+    if len(methods) == 2:
+        part_colours = (colours[methods[0]], "#a36b8f", colours[methods[1]])
+        overlap = go.Figure([go.Bar(y=["seed questions"], x=[n], name=part, orientation="h", text=[n],
+                                    marker_color=colour) for (part, n), colour in zip(parts.items(), part_colours)])
+        overlap.update_layout(barmode="stack", height=260, title="Overlap: seed questions with bugs, by method",
+                              xaxis_title="seed questions with at least one bug")
+    else:  # UpSet-style: one bar per exact combination of methods
+        overlap = go.Figure([go.Bar(x=list(parts), y=list(parts.values()), text=list(parts.values()),
+                                    marker_color="#a36b8f")])
+        overlap.update_layout(height=360, title="Overlap: seed questions with bugs, by the methods that found them",
+                              yaxis_title="seed questions", xaxis_title="found by exactly")
+    per_level = pd.DataFrame(report["uniqueness"]).melt(id_vars="method", value_vars=[f"unique_{lv}" for lv in LEVELS],
+                                                        var_name="level", value_name="unique bugs")
+    per_level["level"] = per_level["level"].str.removeprefix("unique_")
+    unique = px.bar(per_level, x="level", y="unique bugs", color="method", barmode="group", height=360,
+                    title="Unique bugs per bug level", color_discrete_map=colours)
+    return [("overlap", overlap), ("unique-per-level", unique)]
+
+
+def prioritisation(priorities: dict) -> go.Figure:
+    """Bugs found against the share of the suite executed, one line per stored order (``metrics.prioritisation``)."""
+    curves = pd.DataFrame([{"order": name, "share executed": x, "share of bugs found": y}
+                           for name, f in priorities.items() for x, y in f["curve"]])
+    fig = px.line(curves, x="share executed", y="share of bugs found", color="order", height=400,
+                  title="Bugs found as the suite runs, per order", range_y=[0, 1.02])
+    fig.update_layout(xaxis_tickformat=".0%", yaxis_tickformat=".0%")
+    return fig
