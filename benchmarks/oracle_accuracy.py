@@ -7,8 +7,13 @@ threshold that would have maximised accuracy, accuracy per kind of candidate, an
     python benchmarks/oracle_accuracy.py [PAIRS.jsonl ...] [--oracles cosine@0.6 mss@0.6 answer@0.5]
                                          [--show-errors N]
 
-Defaults: tests/data/answer_pairs_dev.jsonl (tuned on) and tests/data/answer_pairs_heldout.jsonl
-(written before the oracle, never tuned on).
+Defaults: tests/data/answer_pairs_dev.jsonl and answer_pairs_dev2.jsonl (tuned on), answer_pairs_heldout.jsonl
+and answer_pairs_holdout2.jsonl (written before the oracle changes they test, never tuned on). A pair may
+carry its ``story``; the oracle then reads it (a description the story links to the gold is the gold).
+
+Agreement between two system answers (MR3/MR4 compare two outputs, neither a reference) is measured on
+tests/data/agreement_pairs_{dev,holdout}.jsonl (question, answer_a, answer_b, story, agree, kind):
+accuracy, and the precision and recall of "they differ" (score < threshold), per kind.
 """
 
 from __future__ import annotations
@@ -23,10 +28,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from mortar.calibrate import read_pairs, score_rows, summarize  # noqa: E402
+from mortar.calibrate import (AGREEMENT_FIELDS, agreement_summary, read_pairs, score_agreement,  # noqa: E402
+                              score_rows, summarize)
 from mortar.oracle import Embeddings, Oracle  # noqa: E402
 
-DEFAULT_FILES = [ROOT / "tests/data/answer_pairs_dev.jsonl", ROOT / "tests/data/answer_pairs_heldout.jsonl"]
+DATA = ROOT / "tests/data"
+DEFAULT_FILES = [DATA / f"answer_pairs_{name}.jsonl" for name in ("dev", "heldout", "dev2", "holdout2")]
+AGREEMENT_FILES = [DATA / "agreement_pairs_dev.jsonl", DATA / "agreement_pairs_holdout.jsonl"]
 KINDS = ("gold", "wordy", "paraphrase", "wrong_entity", "long_wrong", "unknown")
 
 
@@ -37,6 +45,8 @@ def main(argv=None) -> int:
                     help="NAME@THRESHOLD; answer-noq is the answer oracle without the question, "
                          "as similarity(output, reference) sees it")
     ap.add_argument("--show-errors", type=int, default=0, help="print up to N disagreements per oracle and file")
+    ap.add_argument("--agreement", nargs="*", type=Path, default=AGREEMENT_FILES,
+                    help="two-answer agreement files (none: skip)")
     args = ap.parse_args(argv)
     embeddings = Embeddings()  # shared: each text is embedded once for all oracles
     header = (f"{'file':<12} {'oracle':<15} {'acc':>6} {'bugP':>6} {'bugR':>6} {'best t':>7} {'acc@t':>6}  "
@@ -59,11 +69,30 @@ def main(argv=None) -> int:
                   f"{s['bug_precision']:>6.3f} {s['bug_recall']:>6.3f} {s['best_threshold']:>7.3f} "
                   f"{s['best_accuracy']:>6.3f}  " + " ".join(f"{kinds.get(k, float('nan')):>10.3f}" for k in KINDS)
                   + f"  {ms:>7.1f}")
+            others = sorted(set(kinds) - set(KINDS))
+            if others:  # files in other styles have kinds of their own
+                print("    " + "  ".join(f"{k} {kinds[k]:.2f} (n={s['n_by_kind'][k]})" for k in others))
             if args.show_errors:
                 wrong = [r for r in scored if r["pass"] != r["acceptable"]][:args.show_errors]
                 for r in wrong:
                     print(f"    [{r['kind']}] Q: {r['question']} | gold: {r['gold']} | cand: {r['candidate']} "
                           f"→ {r['score']:.2f} {r['reason']}")
+    for path in args.agreement:
+        rows = read_pairs(path, required=AGREEMENT_FIELDS)
+        for spec in args.oracles:
+            name, _, t = spec.partition("@")
+            if name.endswith("-noq"):
+                continue
+            oracle = Oracle(name, embeddings)
+            threshold = float(t) if t else oracle.threshold
+            scored = score_agreement(rows, oracle, threshold)
+            s = agreement_summary(scored)
+            print(f"{path.stem:<28} {spec:<12} acc {s['accuracy']:.3f}  differ: precision {s['precision']:.3f} "
+                  f"recall {s['recall']:.3f}  " + "  ".join(f"{k} {v:.2f}" for k, v in sorted(s["by_kind"].items())))
+            if args.show_errors:
+                for r in [r for r in scored if r["same"] != r["agree"]][:args.show_errors]:
+                    print(f"    [{r['kind']}] Q: {r['question']} | a: {r['answer_a']} | b: {r['answer_b']} "
+                          f"→ {r['score']:.2f}")
     print(f"\n{len(args.files)} file(s); per kind: share of candidates judged as labelled; "
           "bugP/bugR: precision/recall of bug flags (bug = not pass);\nbest t: the threshold that maximises accuracy "
           "on that file, acc@t its accuracy; ms/ans: time per answer, reading and embedding included "

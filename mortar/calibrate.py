@@ -1,7 +1,8 @@
 """Score candidate answers with an oracle, and calibrate the oracle on labelled answers.
 
 A *pairs file* is JSON Lines, one candidate answer per line: ``question``, ``gold`` (the reference
-answer) and ``candidate`` (the answer to judge); any other field is kept. ``score_answers`` adds
+answer) and ``candidate`` (the answer to judge), optionally the ``story`` the question is about (the
+``answer`` oracle reads it: a description that the story links to the gold is the gold); any other field is kept. ``score_answers`` adds
 ``score`` (in [0, 1]), ``pass`` (score ≥ threshold) and ``reason`` to each line. When every line
 also carries a boolean ``acceptable`` (a person's verdict), the summary says how well the oracle
 agrees with people — accuracy, and the precision and recall of its bug flags (bug = not pass, the
@@ -24,13 +25,14 @@ from mortar.oracle import ORACLES, Oracle, default_threshold
 
 ACCEPTABLE_FROM = TRUE_POSITIVE_BELOW  # a label score of 6 or more (of 10): the output is acceptable (paper)
 REQUIRED = ("question", "gold", "candidate")
+AGREEMENT_FIELDS = ("question", "answer_a", "answer_b")  # a two-answer file; ``agree`` is the person's verdict
 
 
 class PairsError(ValueError):
     """A pairs file that cannot be scored, with the line that is wrong."""
 
 
-def read_pairs(path: str | Path) -> list[dict]:
+def read_pairs(path: str | Path, required: tuple[str, ...] = REQUIRED) -> list[dict]:
     rows = []
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, start=1):
@@ -42,11 +44,14 @@ def read_pairs(path: str | Path) -> list[dict]:
                 raise PairsError(f"{path}:{n}: not JSON ({e.msg})") from None
             if not isinstance(row, dict):
                 raise PairsError(f"{path}:{n}: expected a JSON object")
-            missing = [k for k in REQUIRED if not isinstance(row.get(k), str)]
+            missing = [k for k in required if not isinstance(row.get(k), str)]
             if missing:
                 raise PairsError(f"{path}:{n}: missing text field(s) {', '.join(missing)}")
-            if "acceptable" in row and not isinstance(row["acceptable"], bool):
-                raise PairsError(f"{path}:{n}: 'acceptable' must be true or false")
+            for label in ("acceptable", "agree"):
+                if label in row and not isinstance(row[label], bool):
+                    raise PairsError(f"{path}:{n}: '{label}' must be true or false")
+            if row.get("story") is not None and not isinstance(row["story"], str):
+                raise PairsError(f"{path}:{n}: 'story' must be text")
             rows.append(row)
     return rows
 
@@ -60,8 +65,33 @@ def write_pairs(rows: list[dict], path: str | Path) -> None:
 
 def score_rows(rows: list[dict], oracle: Oracle, threshold: float) -> list[dict]:
     """Each row with ``score``, ``pass`` and ``reason`` added (judged in one batch)."""
-    verdicts = oracle.judge_many([(r["question"], r["gold"], r["candidate"]) for r in rows], threshold)
+    verdicts = oracle.judge_many([(r["question"], r["gold"], r["candidate"]) + ((r["story"],) if r.get("story") else ())
+                                  for r in rows], threshold)
     return [{**r, "score": round(v.score, 4), "pass": v.passed, "reason": v.reason} for r, v in zip(rows, verdicts)]
+
+
+def score_agreement(rows: list[dict], oracle: Oracle, threshold: float) -> list[dict]:
+    """Two-answer rows with ``score`` (the oracle's ``agreement``) and ``same`` (score ≥ threshold) added."""
+    oracle.prepare([t for r in rows for t in (r["answer_a"], r["answer_b"])], [r["question"] for r in rows])
+    out = []
+    for r in rows:
+        s = oracle.agreement(r["question"], r["answer_a"], r["answer_b"], story=r.get("story"))
+        out.append({**r, "score": round(s, 4), "same": s >= threshold})
+    return out
+
+
+def agreement_summary(scored: list[dict]) -> dict:
+    """Accuracy on labelled two-answer rows, and the precision/recall of "they differ" (a MR3 violation)."""
+    differ = [not r["same"] for r in scored]
+    truly = [not r["agree"] for r in scored]
+    hits = sum(d and t for d, t in zip(differ, truly))
+    kinds = defaultdict(list)
+    for r in scored:
+        kinds[str(r.get("kind", ""))].append(r["same"] == r["agree"])
+    return {"n": len(scored), "accuracy": sum(d == t for d, t in zip(differ, truly)) / len(scored) if scored else math.nan,
+            "precision": hits / sum(differ) if any(differ) else math.nan,
+            "recall": hits / sum(truly) if any(truly) else math.nan,
+            "by_kind": {k: sum(v) / len(v) for k, v in kinds.items()}}
 
 
 def score_answers(in_path: str | Path, oracle_name: str = "answer", threshold: float | None = None,

@@ -169,7 +169,9 @@ def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECV
         seed_cases = [c for c in cases if c.seed_id == seed.id]
         orig = [c for c in seed_cases if c.perturbation == ORIG]
         refs = references(seed, orig, answers)
-        rbt = RELATIONS[RBT].judge(Judging(seed, orig, verdicts, answers, oracle, threshold, refs))
+        # an oracle that reads the story gets this seed's ('the younger brother' is the gold 'Tom' when it says so)
+        seed_oracle = oracle.for_story(seed.story) if hasattr(oracle, "for_story") else oracle
+        rbt = RELATIONS[RBT].judge(Judging(seed, orig, verdicts, answers, seed_oracle, threshold, refs))
         judged: list[Check] = []
         by_method: dict = {}
         for case in seed_cases:
@@ -177,7 +179,7 @@ def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECV
             if method is not None:
                 by_method.setdefault(method, []).append(case)
         for method, mine in by_method.items():
-            judging = Judging(seed, mine, verdicts, answers, oracle, threshold, refs, orig, selections or {})
+            judging = Judging(seed, mine, verdicts, answers, seed_oracle, threshold, refs, orig, selections or {})
             for name in method.relations:
                 judged += RELATIONS[name].judge(judging)
         checks += rbt + with_levels(judged, {c.source_round for c in rbt if c.violated}, any(c.violated for c in rbt))

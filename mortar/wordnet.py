@@ -65,3 +65,49 @@ def synonyms(lemma: str, pos: str, senses: int | None = None) -> tuple[str, ...]
             if word.lower() != key and word not in found:
                 found.append(word)
     return tuple(w.replace("_", " ") for w in found)
+
+
+def _synset_line(pos: str, offset: int) -> list[str]:
+    with open(wordnet_dir() / f"data.{pos}", "rb") as f:
+        f.seek(offset)
+        return f.readline().decode("utf-8").split()
+
+
+def _pointers(parts: list[str]) -> list[tuple[str, int, str, int, int]]:
+    """A data line's pointers: (symbol, offset, pos letter, source word number, target word number)."""
+    count = int(parts[3], 16)
+    at = 4 + 2 * count
+    out = []
+    for k in range(int(parts[at])):
+        symbol, offset, pos, st = parts[at + 1 + 4 * k: at + 5 + 4 * k]
+        out.append((symbol, int(offset), pos, int(st[:2], 16), int(st[2:], 16)))
+    return out
+
+
+_POS_LETTER = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
+
+
+@lru_cache(maxsize=20000)
+def antonyms(lemma: str, pos: str, senses: int | None = 2) -> tuple[str, ...]:
+    """Words of opposite meaning ('afraid' → 'unafraid', 'fearless'): WordNet's antonyms of the lemma's most
+    frequent senses, with the words of their synsets and of the adjective clusters around them."""
+    pos_file = POS_FILES.get(pos)
+    if pos_file is None:
+        return ()
+    key = lemma.lower().replace(" ", "_")
+    found: list[str] = []
+    for offset in _index(pos_file).get(key, ())[:senses]:
+        parts = _synset_line(pos_file, offset)
+        words = [parts[4 + 2 * k].split("(")[0].lower() for k in range(int(parts[3], 16))]
+        for symbol, target, letter, source, _ in _pointers(parts):
+            if symbol != "!" or (source and words[source - 1] != key):
+                continue
+            target_file = _POS_LETTER[letter]
+            target_parts = _synset_line(target_file, target)
+            clusters = [target] + [o for s, o, _, _, _ in _pointers(target_parts) if s == "&"]
+            for o in clusters:
+                for w in _synset_words(target_file, o):
+                    w = w.split("(")[0].replace("_", " ")
+                    if w.lower() != key and w not in found:
+                        found.append(w)
+    return tuple(found)

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 
+from dataclasses import replace
+
 from mortar.answers import PROFORMS, analyse, analyse_question, normalize_word, same_word
+from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.embeddings import Embeddings
 
 # the answer oracle's fixed points on its [0, 1] scale (default threshold 0.5)
@@ -37,6 +40,7 @@ class AnswerJudge:
         self._texts: dict[str, object] = {}
         self._questions: dict[str, object] = {}
         self._wanted: set[str] = set()
+        self._stories: dict[str, list] = {}  # story → its sentences' words
         self._results: dict[tuple, tuple[float, str]] = {}  # (question, reference, candidate) → (score, reason)
 
     @property
@@ -61,8 +65,8 @@ class AnswerJudge:
     def prepare(self, triples) -> None:
         """Read every question, reference and answer in one batch."""
         triples = list(triples)
-        self.analyse_questions(q for q, _, _ in triples)
-        self.analyse_texts(t for _, r, c in triples for t in (r, c))
+        self.analyse_questions(q for q, *_ in triples)
+        self.analyse_texts(t for _, r, c, *_ in triples for t in (r, c))
 
     def _cos(self, a: str, b: str) -> float:
         """Cosine of two embedded texts; a text not embedded yet is wanted, and the judgement waits for it."""
@@ -83,12 +87,15 @@ class AnswerJudge:
         return part if part.strip() else candidate
 
     # ---- judging
-    def judge(self, question: str | None, reference: str, candidate: str) -> tuple[float, str]:
-        return self.judge_many([(question, reference, candidate)])[0]
+    def judge(self, question: str | None, reference: str, candidate: str,
+              story: str | None = None) -> tuple[float, str]:
+        return self.judge_many([(question, reference, candidate, story)])[0]
 
     def judge_many(self, triples) -> list[tuple[float, str]]:
         """Rules first for all; the embeddings the undecided ones want are computed in one batch, then they finish."""
-        triples = [(q or None, r, c) for q, r, c in triples]
+        # one name per thing ('Peruvian' → Peru, 'the UN' → the United Nations) in answers, references and stories
+        triples = [(t[0] or None, canonical_names(t[1]), canonical_names(t[2]),
+                    canonical_names(t[3]) if len(t) > 3 and t[3] else None) for t in triples]
         self.prepare(t for t in triples if t not in self._results)
         results: list[tuple[float, str] | None] = [self._results.get(t) for t in triples]
         pending = [i for i, res in enumerate(results) if res is None]
@@ -107,7 +114,7 @@ class AnswerJudge:
         self._results.update(zip(triples, results))
         return results
 
-    def _decide(self, question, reference, candidate) -> tuple[float, str]:
+    def _decide(self, question, reference, candidate, story=None) -> tuple[float, str]:
         q = self._questions.get(question) if question else None
         r, c = self._texts[reference], self._texts[candidate]
         if r.norm and r.norm == c.norm:
@@ -119,6 +126,9 @@ class AnswerJudge:
             return SURE_FAIL, "gives an answer, but the story does not tell"
         if c.unknown:
             return SURE_FAIL, "says the story does not tell, but the question has an answer"
+        other_country = self._other_country(question, reference, candidate)
+        if other_country:
+            return FAIL, other_country
         # yes/no: compare polarity
         ref_polarity = r.lead or (r.norm if r.norm in ("yes", "no") else None)
         if ref_polarity:
@@ -130,12 +140,12 @@ class AnswerJudge:
             if not r.content:
                 return 0.2, f"no yes/no answer found (the reference says {ref_polarity})"
         # numbers, times, dates
-        number = self._compare_quantities(r, c, q)
+        number = self._compare_quantities(r, c, q, self._counted_noun(question))
         conflict = self._conflict(q, r, c)
         if number is not None:
             kind, detail = number
             if kind == "conflict":
-                return FAIL, detail
+                return FAIL, conflict or detail  # '14 July' for '14 June': the month is the reason
             if kind == "match":
                 if conflict:
                     return 0.15, conflict
@@ -151,9 +161,14 @@ class AnswerJudge:
         cand_words = set(c.lemmas)
         matched = [w for w in ref_words if any(same_word(w, x) for x in cand_words)]
         recall = sum(ref_words[w] for w in matched) / sum(ref_words.values()) if ref_words else 0.0
-        cosine = max(self._cos(candidate, reference), self._cos(self._answer_part(question, candidate), reference))
+        cosine = max(self._cos(candidate, reference), self._cos(self._answer_part(question, candidate), reference),
+                     self._cos(_reason_clause(candidate), _reason_clause(reference)))
         meaning = min(1.0, max(0.0, (cosine - EMB_LOW) / (EMB_HIGH - EMB_LOW)))
         entities = self._entities(q, r, c)
+        if story and (entities is None or entities[0] != "found") and recall < 0.5:
+            link = self._story_link(story, q, r, c)
+            if link:
+                return max(0.8, recall), link
         if conflict:
             return min(0.15, max(recall, meaning)), conflict
         if entities and entities[0] == "missing":
@@ -188,6 +203,11 @@ class AnswerJudge:
     def _polarity(c, q) -> str | None:
         if c.lead:
             return c.lead
+        opposite = _opposite_of_question(c, q)  # 'Was anyone injured?' — 'Everyone was unharmed.'
+        if opposite:
+            return opposite
+        if re.search(r"\bno[- ]one\b", c.text.lower()):
+            return "no"
         verbs = q.verbs if q is not None else set()
         if c.root_negated or c.first_clause_negated or any(v in c.negated for v in verbs) \
                 or {"never", "nobody", "nothing", "neither", "none"} & set(c.lemmas):
@@ -204,22 +224,42 @@ class AnswerJudge:
         return None
 
     @staticmethod
-    def _compare_quantities(r, c, q):
+    def _counted_noun(question) -> str | None:
+        """What 'how many …' counts ('How many countries did he visit?' → 'country')."""
+        m = re.search(r"\bhow many (\w+)", question.lower()) if question else None
+        return m and normalize_word(re.sub(r"(?<=[^aeiou])ies$", "y", m.group(1)).removesuffix("s"))
+
+    @staticmethod
+    def _compare_quantities(r, c, q, asked_noun=None):
         if not r.quantities:
             return None
         if not c.quantities:
             shown = _texts(r.quantities) or "a number"
             return "missing", f"gives no number (the reference says {shown})"
-        found = [x for x in r.quantities if any(x.matches(y) for y in c.quantities)]
-        # the same noun counted differently: 'six parents' for 'fourteen parents'
-        for x in r.quantities:
-            if x.noun and not any(x.matches(y) and (y.noun in (None, x.noun)) for y in c.quantities):
-                other = next((y for y in c.quantities if y.noun == x.noun and not x.matches(y)), None)
+        # a bare gold number counts what the question asks about ('twenty' → twenty countries)
+        ref = [replace(x, noun=asked_noun) if asked_noun and x.noun is None and x.dim is None else x
+               for x in r.quantities]
+        stated = {id(x) for x, y in zip(ref, r.quantities) if y.noun}
+
+        def fits(x, y):
+            """The same number in the same role: 'twenty years' is not the answer to 'how many countries'."""
+            if not x.matches(y) or (x.noun and y.dim) or (x.dim and not y.dim and y.noun):
+                return False
+            return not (id(x) in stated and y.noun and not same_word(x.noun, y.noun))
+
+        found = [x for x in ref if any(fits(x, y) for y in c.quantities)]
+        # the same noun counted differently ('six parents' for 'fourteen parents'), the same unit measured differently
+        for x in ref:
+            if not any(fits(x, y) for y in c.quantities):
+                other = next((y for y in c.quantities if (x.noun and y.noun and same_word(x.noun, y.noun))
+                              or (x.dim and y.dim == x.dim)), None)
                 if other is not None:
                     return "conflict", f"different number: {other.text}, the reference says {x.text}"
-        if len(found) == len(r.quantities):
+                if id(x) in stated and any(x.matches(y) and y.noun for y in c.quantities):
+                    return "conflict", f"counts something else than the reference ({x.text})"
+        if len(found) == len(ref):
             return "match", f"the number matches ({_texts(r.quantities)})"
-        missing = [x for x in r.quantities if x not in found]
+        missing = [x for x in ref if x not in found]
         if found:
             return "partial", f"only part of the numbers match (missing {_texts(missing)})"
         return "conflict", f"different number: {_texts(c.quantities)}, the reference says {_texts(r.quantities)}"
@@ -274,8 +314,75 @@ class AnswerJudge:
         return "absent", f"does not contain the reference entity ({ref_name})"
 
     @staticmethod
+    def _other_country(question, reference, candidate) -> str | None:
+        """A country (or nationality) other than the reference's: 'Chile' for 'Peru', 'Belgian' for 'Dutch'."""
+        asked = countries(question or "")
+        ref, cand = countries(reference) - asked, countries(candidate) - asked
+        if ref and cand and not ref & cand:
+            return f"names another country ({', '.join(sorted(cand))}), the reference says {', '.join(sorted(ref))}"
+        return None
+
+    def _story_sentences(self, story: str) -> list[tuple[set[str], str]]:
+        if story not in self._stories:
+            doc = self.nlp(story)
+            self._stories[story] = [({normalize_word(t.lemma_.lower()) for t in sent if t.is_alpha} |
+                                     {t.lower_ for t in sent if t.is_alpha}, sent.text) for sent in doc.sents]
+        return self._stories[story]
+
+    def _story_link(self, story, q, r, c) -> str | None:
+        """Does the story say that what the answer describes is the reference's entity? ('the younger of the two
+        brothers' for 'Tom' when the story says 'Tom, the younger of the two'). Every word the answer adds must
+        stand in the story's sentences about that entity, and the answer may name no other person."""
+        echo = q.lemmas if q is not None else set()
+        names = [e for e in r.entities if not e <= echo] or [
+            frozenset(w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", r.text)) - echo - {"the"}]
+        names = [e for e in names if e]
+        if not names or any(not (e <= set().union(*names)) and not countries(" ".join(e)) for e in c.entities):
+            return None
+        words = [w for w in c.content if not any(same_word(w, x) for x in echo)]
+        if not words:
+            return None
+        about = [lemmas for lemmas, _ in self._story_sentences(story) if any(e & lemmas for e in names)]
+        told = set().union(*about) if about else set()
+        if all(any(same_word(w, x) for x in told) for w in words):
+            return f"the story says that {' '.join(words)} is {' '.join(sorted(names[0]))}"
+        return None
+
+    @staticmethod
     def _evasive(q, c, recall: float) -> bool:
         if recall > 0 or not q.content:
             return False
         repeated = sum(1 for w in q.content if w in set(c.lemmas))
         return repeated >= max(1, len(q.content) // 2) and c.n_tokens >= 5
+
+
+def _opposite_of_question(c, q) -> str | None:
+    """'no' when the answer uses an antonym of the question's predicate ('unharmed' for 'injured', 'fearless'
+    for 'afraid', 'disagree' for 'agree'); 'yes' when it negates one ('not unhappy')."""
+    if q is None or not q.yes_no:
+        return None
+    words = set(c.lemmas)
+    asked = q.content | {w.lower() for w in re.findall(r"[A-Za-z]+", q.text)}  # 'injured' is an adjective too
+    for w in asked:
+        opposite = {normalize_word(x) for pos in ("ADJ", "VERB") for x in _antonyms(w, pos) if " " not in x}
+        if opposite & words:
+            hit = next(iter(opposite & words))
+            return "yes" if hit in c.negated else "no"
+    return None
+
+
+def _antonyms(word: str, pos: str) -> tuple[str, ...]:
+    from mortar.wordnet import WordNetMissing, antonyms
+
+    try:
+        return antonyms(word, pos)
+    except WordNetMissing:  # no antonyms; the other rules still apply
+        return ()
+
+
+_REASON_LEAD = re.compile(r"^\W*(?:because(?: of)?|since|as|due to|in order to|so that|to)\s+", re.IGNORECASE)
+
+
+def _reason_clause(text: str) -> str:
+    """The clause a 'why' answer gives, without its connective ('Because a pipe broke.' → 'a pipe broke.')."""
+    return _REASON_LEAD.sub("", text) or text

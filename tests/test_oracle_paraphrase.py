@@ -1,0 +1,91 @@
+"""The answer oracle on paraphrases that share few words with the gold, wrong answers that share many,
+and two system answers compared with each other (issue 16)."""
+
+import pytest
+
+from mortar.oracle import Oracle
+from mortar.oracle.aliases import canonical_names, countries
+
+STORY = ("Sam Carter worked at the post office in Dublin for thirty years. He visited twenty countries during "
+         "his holidays. Tom and Harry Blake are brothers. Tom, the younger of the two, is a nurse. "
+         "Lucia grew up in Lima, Peru. Family members and close friends had always believed he was alive.")
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    return Oracle("answer")
+
+
+def passes(oracle, question, gold, candidate, story=None):
+    return oracle.similarity(question, gold, candidate, story) >= oracle.threshold
+
+
+def test_names_are_written_one_way():
+    assert canonical_names("She's Peruvian.") == "She's Peru."
+    assert canonical_names("the NYC fire department") == "the New York City fire department"
+    assert canonical_names("tell us about it") == "tell us about it"  # the pronoun is not the country
+    assert countries(canonical_names("a Norwegian crew")) == {"norway"}
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    ("Where is Lucia from?", "Peru", "She's Peruvian.", True),  # demonym
+    ("Where is Lucia from?", "Peru", "Chile", False),  # another country
+    ("What nationality was the merchant?", "Dutch", "He was from the Netherlands.", True),
+    ("What nationality was the merchant?", "Dutch", "Belgian", False),
+])
+def test_demonyms(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right
+
+
+@pytest.mark.parametrize("candidate, right", [("The UN", True), ("U.N.", True), ("NATO", False)])
+def test_abbreviations(oracle, candidate, right):
+    assert passes(oracle, "Which organisation held the meeting?", "The United Nations", candidate) is right
+
+
+@pytest.mark.parametrize("question, candidate, right", [
+    ("Did everyone agree to the deadline?", "Some delegates disagreed.", True),
+    ("Was Ruby afraid of bees?", "She was fearless.", True),
+    ("Was anyone injured?", "Everyone was unharmed.", True),
+    ("Was Ruby afraid of bees?", "Yes, very scared.", False),
+])
+def test_negated_antonyms(oracle, question, candidate, right):
+    assert passes(oracle, question, "no", candidate) is right
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    ("How many countries did Sam visit?", "twenty",
+     "He worked there for thirty years and visited twenty countries.", True),
+    ("How many countries did Sam visit?", "twenty",
+     "He worked there for twenty years and visited thirty countries.", False),
+    ("How long did he work at the post office?", "thirty years",
+     "He visited thirty countries over twenty years.", False),
+    ("What was rescued from the roof?", "three cats", "three dogs", False),
+])
+def test_number_read_from_the_part_that_answers(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right
+
+
+def test_story_links_a_description_to_the_gold(oracle):
+    assert passes(oracle, "Who is the nurse?", "Tom", "The younger of the two brothers.", STORY)
+    assert not passes(oracle, "Who is the nurse?", "Tom", "The younger of the two brothers.")  # no story, no link
+    assert not passes(oracle, "Who is the nurse?", "Tom", "The older brother, Harry.", STORY)
+
+
+def test_story_reaches_the_oracle_through_for_story(oracle):
+    bound = oracle.for_story(STORY)
+    assert bound.similarity("Who is the nurse?", "Tom", "The younger of the two brothers.") >= oracle.threshold
+    assert Oracle("cosine").for_story(STORY).similarity("Q?", "Tom", "Tom") == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("a, b, agree", [
+    ("She's Peruvian.", "Peru", True),
+    ("Peru", "Chile", False),
+    ("twenty", "He worked there for twenty years and visited thirty countries.", False),
+    ("From family members and close friends.", "No, people do not believe he was alive.", False),
+])
+def test_two_answer_agreement(oracle, a, b, agree):
+    question = "How many countries did Sam visit?" if a == "twenty" else \
+        "Who believed he was alive?" if a.startswith("From") else "Where is Lucia from?"
+    score = oracle.agreement(question, a, b, STORY)
+    assert (score >= oracle.threshold) is agree
+    assert score == pytest.approx(oracle.agreement(question, b, a, STORY))  # symmetric
