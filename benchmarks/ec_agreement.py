@@ -6,6 +6,9 @@ round follows mechanically: every needs group has a member asked earlier in the 
 and a question that must follow round f comes right after f, which is itself context-equivalent.
 
     python benchmarks/ec_agreement.py [ANNOTATED.json ...] [--run-seeds 5]
+
+Without arguments: tests/data/ec_dev.json, ec_dev2.json (development) and ec_holdout.json,
+ec_holdout2.json (held out), each reported on its own.
 """
 
 from __future__ import annotations
@@ -25,6 +28,11 @@ from mortar.kg.spacy_backend import SpacyExtractor  # noqa: E402
 from mortar.metrics import cohen_kappa  # noqa: E402
 from mortar.perturb import PerturbationSettings, test_cases_for  # noqa: E402
 from mortar.vocab import ORIG  # noqa: E402
+
+
+# development sets (tuned on) and held-out sets (aggregate figures only), reported per file
+DEFAULTS = {"ec_dev.json": "development", "ec_dev2.json": "development",
+            "ec_holdout.json": "held-out", "ec_holdout2.json": "held-out"}
 
 
 def annotations(path: Path) -> dict[str, dict[int, dict]]:
@@ -71,6 +79,7 @@ def evaluate(path: Path, run_seeds: int, extractor: SpacyExtractor, follow_rule:
         "precision_equivalent": tp / max(1, sum(predicted)),
         "recall_equivalent": tp / max(1, sum(gold)),
         "precision_not_equivalent": sum(not p and not g for p, g in zip(predicted, gold)) / max(1, predicted.count(False)),
+        "recall_not_equivalent": sum(not p and not g for p, g in zip(predicted, gold)) / max(1, gold.count(False)),
         "kg_rounds_per_second": sum(len(s.rounds) for s in dataset.seeds) / kg_seconds,
         "ec_rounds_per_second": n_rounds / ec_seconds,
     }
@@ -78,26 +87,34 @@ def evaluate(path: Path, run_seeds: int, extractor: SpacyExtractor, follow_rule:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("datasets", nargs="*", type=Path,
-                        default=[ROOT / "tests/data/ec_dev.json", ROOT / "tests/data/ec_holdout.json"])
+    parser.add_argument("datasets", nargs="*", type=Path, default=[ROOT / "tests/data" / name for name in DEFAULTS])
     parser.add_argument("--run-seeds", type=int, default=5, help="perturbation seeds per dataset (default 5)")
     args = parser.parse_args()
     extractor = SpacyExtractor()
     print(f"context check: spaCy backend, {extractor.model}")
+    rows = []
     for path in args.datasets:
         r = evaluate(path, args.run_seeds, extractor)
-        print(f"\n{r['dataset']}: {r['seeds']} seeds, {r['perturbed_rounds']} perturbed rounds "
+        rows.append(r)
+        role = DEFAULTS.get(path.name, "given")
+        print(f"\n{r['dataset']} ({role}): {r['seeds']} seeds, {r['perturbed_rounds']} perturbed rounds "
               f"({r['gold_equivalent_share']:.1%} equivalent by annotation)")
         print(f"  accuracy                      {r['accuracy']:.3f}")
         print(f"  Cohen's kappa                 {r['kappa']:.3f}")
         print(f"  precision of 'equivalent'     {r['precision_equivalent']:.3f}   (a wrong 'equivalent' is a false MR1 bug)")
         print(f"  recall of 'equivalent'        {r['recall_equivalent']:.3f}")
         print(f"  precision of 'not equivalent' {r['precision_not_equivalent']:.3f}")
+        print(f"  recall of 'not equivalent'    {r['recall_not_equivalent']:.3f}")
         print(f"  KG extraction                 {r['kg_rounds_per_second']:.1f} rounds/s (nlp.pipe, pipeline loaded once)")
         print(f"  EC check                      {r['ec_rounds_per_second']:.0f} rounds/s")
         paper = evaluate(path, args.run_seeds, extractor, follow_rule=False)
         print(f"  without the follow rule (the paper's order-blind containment): accuracy {paper['accuracy']:.3f}, "
               f"kappa {paper['kappa']:.3f}, precision of 'equivalent' {paper['precision_equivalent']:.3f}")
+
+    print("\nper file: dataset, role, kappa, accuracy, precision of 'equivalent', recall of 'not equivalent'")
+    for r in rows:
+        print(f"  {r['dataset']:20s} {DEFAULTS.get(r['dataset'], 'given'):12s} {r['kappa']:.3f}  {r['accuracy']:.3f}  "
+              f"{r['precision_equivalent']:.3f}  {r['recall_not_equivalent']:.3f}")
 
 
 if __name__ == "__main__":
