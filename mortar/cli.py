@@ -177,14 +177,12 @@ def cmd_report(args) -> None:
     import pandas as pd
 
     from mortar import store
-    from mortar.labels import precision_by_method
     from mortar.metrics import run_report
 
     with store.connect(args.db, read_only=True) as con:
         run_id = store.resolve_run_id(con, args.run_id)
         config = store.run_config(con, run_id)
         r = run_report(con, run_id)
-        precision = precision_by_method(con, run_id)
     if not any(m["detections"] for m in r["metrics"].values()):
         raise UserError(f"run {run_id} has no results yet (a `mortar generate` run, or one still in progress)")
     kg = config.get("kg", {})
@@ -205,8 +203,10 @@ def cmd_report(args) -> None:
               "questions where no other method flagged one")
         print(pd.DataFrame(r["uniqueness"]).to_string(index=False, **fmt))
         print("\nSeed questions with bugs: " + ", ".join(f"{part} {n}" for part, n in r["overlap"].items()))
-    if not precision.empty:
-        print("\nPrecision of the labelled detections (PPD) and agreement of two annotators (Cohen's kappa)")
+    if "precision" in r:
+        precision = pd.DataFrame(r["precision"])
+        print("\nPrecision of the labelled detections (PPD; disputed ones left out) and agreement of two annotators "
+              "(Cohen's kappa), over the run and per method, relation and perturbation")
         print(precision.to_string(index=False, na_rep="", **fmt))
 
 
@@ -231,10 +231,12 @@ def cmd_export(args) -> None:
     if args.format == "html":
         return export_html(args)
     if args.what is None:
-        raise UserError("--what is required (rounds, detections, metrics or transformed), except with --format "
-                        "junit or html")
+        raise UserError("--what is required (rounds, detections, metrics, transformed or labelled-pairs), except "
+                        "with --format junit or html")
     if args.what == "transformed":
         return export_transformed(args)
+    if args.what == "labelled-pairs":
+        return export_labelled_pairs(args)
     with store.connect(args.db, read_only=True) as con:
         run_id = store.resolve_run_id(con, args.run_id)
         if args.what == "rounds":
@@ -262,6 +264,24 @@ def export_transformed(args) -> None:
     doc = augmented_dataset(frame, run_id)
     write_json(doc, args.out)
     print(f"{len(doc['data'])} transformed dialogues of run {run_id} → {args.out} (CoQA v1.0 JSON)")
+
+
+def export_labelled_pairs(args) -> None:
+    from mortar import store
+    from mortar.calibrate import write_pairs
+    from mortar.metrics import run_calibration_set
+
+    if args.format not in (None, "jsonl"):
+        raise UserError("--what labelled-pairs writes the JSONL that `mortar score-answers` reads; leave out --format")
+    with store.connect(args.db, read_only=True) as con:
+        run_id = store.resolve_run_id(con, args.run_id)
+        pairs = run_calibration_set(con, run_id)
+    try:
+        write_pairs(pairs, args.out)
+    except OSError as e:
+        raise UserError(f"{args.out}: cannot write: {e.strerror}") from None
+    print(f"{len(pairs)} labelled detections of run {run_id} → {args.out} (calibrate the oracle with "
+          f"`mortar score-answers {args.out} --oracle ORACLE --out SCORED.jsonl`)")
 
 
 def export_html(args) -> None:
@@ -573,9 +593,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("export", help="write a run's rounds, detections or metrics to a file")
     exp.add_argument("run_id", help="a run id, or 'latest'")
-    exp.add_argument("--what", choices=("rounds", "detections", "metrics", "transformed"), default=None,
+    exp.add_argument("--what", choices=("rounds", "detections", "metrics", "transformed", "labelled-pairs"),
+                     default=None,
                      help="transformed: DialTest's kept transformed questions with their gold answers, as a CoQA "
-                          "v1.0 JSON dataset (the paper retrains on it)")
+                          "v1.0 JSON dataset (the paper retrains on it); labelled-pairs: the labelled detections "
+                          "flagged for a low similarity, as the JSONL `mortar score-answers` calibrates an oracle on "
+                          "(acceptable = the final label says false positive)")
     exp.add_argument("--format", choices=("jsonl", "csv", "parquet", "junit", "html"), default=None,
                      help="rows' file format (default jsonl; transformed is always CoQA JSON); junit: a JUnit XML "
                           "report for CI, one test case per seed question and relation (no --what); html: the "

@@ -127,3 +127,34 @@ def prioritisation(priorities: dict) -> go.Figure:
                   title="Bugs found as the suite runs, per order", range_y=[0, 1.02])
     fig.update_layout(xaxis_tickformat=".0%", yaxis_tickformat=".0%")
     return fig
+
+
+def precision(rows: list[dict]) -> go.Figure:
+    """PPD of the labelled detections per method, relation and perturbation (``metrics.precision``), each bar
+    labelled with its true positives / labelled detections."""
+    groups = [g for g in ("method", "relation", "perturbation") if any(r["group"] == g for r in rows)]
+    fig = make_subplots(rows=1, cols=max(1, len(groups)), subplot_titles=[f"per {g}" for g in groups],
+                        shared_yaxes=True)
+    for col, group in enumerate(groups, start=1):
+        mine = [r for r in rows if r["group"] == group]
+        fig.add_trace(go.Bar(x=[html.escape(str(r["name"])) for r in mine], y=[r["PPD"] for r in mine],
+                             text=[f"{r['true_positives']}/{r['labelled']}" for r in mine], showlegend=False,
+                             marker_color=PALETTE[col]), 1, col)
+    fig.update_yaxes(range=[0, 1.05], tickformat=".0%")
+    fig.update_yaxes(title_text="PPD (true positives / labelled)", col=1)
+    fig.update_layout(height=380, title="Precision of the labelled detections (PPD)")
+    return fig
+
+
+def oracle_curve(result: dict) -> go.Figure:
+    """The oracle's bug flags against the annotators' labels as the threshold moves (``metrics.oracle_vs_humans``),
+    with the run's threshold and the best one marked."""
+    curve = pd.DataFrame(result["curve"]).melt(id_vars="threshold", value_vars=["accuracy", "bug_precision", "F1"],
+                                               var_name="measure")
+    fig = px.line(curve, x="threshold", y="value", color="measure", markers=True, height=360, range_y=[0, 1.05],
+                  title="Oracle against the annotators, threshold by threshold")
+    fig.add_vline(x=result["threshold"], line_dash="dash", line_color="#8c8479",
+                  annotation_text=f"run ε = {result['threshold']:g}")
+    fig.add_vline(x=result["best_threshold"], line_dash="dot", line_color="#b5452b",
+                  annotation_text=f"best {result['best_threshold']:g}", annotation_position="bottom right")
+    return fig

@@ -13,13 +13,14 @@ The labels are stored and read through :mod:`mortar.store` (``store.read_labels`
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from mortar import store
-from mortar.methods import method_label_of
-from mortar.metrics import cohen_kappa, method_labels
+from mortar.dataset import UNKNOWN
+from mortar.metrics import PRECISION_COLUMNS, cohen_kappa, run_precision
 from mortar.vocab import SCORE_MAX, SCORE_MIN, is_true_positive
 
 
@@ -115,28 +116,53 @@ def _ppd(scores: pd.Series) -> float:
 
 
 def precision_by_method(con, run_id: str, pair: tuple[str, str] | None = None) -> pd.DataFrame:
-    """Per method with labelled detections: labelled, PPD of the final labels, and Cohen's kappa of two annotators.
+    """Per method with labelled detections: labelled, PPD of the final labels, and Cohen's kappa of two annotators
+    (``metrics.precision``'s method rows).
 
     ``pair``: the two annotators to compare (default: the two who labelled most of this run).
     """
-    relation = store.detection_relations(con, run_id)
-    final = store.final_labels(con, run_id)
-    scores = store.read_labels(con, run_id)
-    final["method"] = final["detection_id"].map(relation).map(method_label_of)
-    scores["method"] = scores["detection_id"].map(relation).map(method_label_of)
-    if pair is None:
-        pair = tuple(scores["annotator"].value_counts().index[:2])
-    rows = []
-    for method in method_labels():
-        mine = final[final["method"] == method]
-        if mine.empty:
-            continue
-        decided = mine["true_positive"].dropna()
-        row = {"method": method, "labelled": len(decided), "disputed": len(mine) - len(decided),
-               "PPD": float(decided.astype(float).mean()) if len(decided) else float("nan"),
-               "annotators": " vs ".join(pair) if len(pair) == 2 else "", "both_labelled": 0, "kappa": float("nan")}
-        if len(pair) == 2:
-            both = agreement(scores[scores["method"] == method], *pair)
-            row.update(both_labelled=both.common, kappa=both.kappa)
-        rows.append(row)
-    return pd.DataFrame(rows, columns=["method", "labelled", "disputed", "PPD", "annotators", "both_labelled", "kappa"])
+    rows = [r for r in run_precision(con, run_id, pair) if r["group"] == "method"]
+    frame = pd.DataFrame(rows, columns=PRECISION_COLUMNS).rename(columns={"name": "method"})
+    return frame[["method", "labelled", "disputed", "PPD", "annotators", "both_labelled", "kappa"]]
+
+
+# -- what a detection is about in the story ----------------------------------------------------------
+
+# Words too common to say which sentence a question is about.
+COMMON_WORDS = frozenset("""a an the and or but of to in on at by for with from as is are was were be been being it its
+    this that these those he she they them his her their him i you we what who whom whose which when where why how
+    did do does done has have had not no yes there here then than so if into about up out one""".split())
+
+
+@dataclass(frozen=True)
+class Passage:
+    """The story sentence a question is about, and where the gold answer stands in it."""
+
+    text: str
+    span: tuple[int, int] | None  # the gold answer's characters in ``text``, when it occurs there
+    overlap: int  # distinct content words it shares with the question and the gold answer
+
+
+def _content_words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", (text or "").lower())) - COMMON_WORDS
+
+
+def _answer_span(sentence: str, gold: str | None) -> tuple[int, int] | None:
+    if not gold or not _content_words(gold) or gold.strip().lower() == UNKNOWN:  # "the" or "unknown" say nothing
+        return None
+    found = re.search(r"(?<!\w)" + re.escape(gold.strip().rstrip(".")) + r"(?!\w)", sentence, re.IGNORECASE)
+    return found.span() if found else None
+
+
+def story_passage(story: str, question: str, gold: str | None) -> Passage | None:
+    """The story sentence the question is about: the one sharing most distinct content words with the question and
+    the gold answer, a sentence holding the gold answer word for word beating one that does not; ties go to the
+    earlier sentence. None for an empty story."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", story or "") if s.strip()]
+    if not sentences:
+        return None
+    wanted = _content_words(question) | _content_words(gold or "")
+    scored = [(_answer_span(s, gold) is not None, len(wanted & _content_words(s)), -i) for i, s in enumerate(sentences)]
+    best = max(range(len(sentences)), key=lambda i: scored[i])
+    text = sentences[best]
+    return Passage(text, _answer_span(text, gold), scored[best][1])

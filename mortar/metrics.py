@@ -14,7 +14,7 @@ from itertools import combinations
 from typing import Hashable, Sequence
 
 from mortar.methods import methods
-from mortar.vocab import LEVELS, MR1, MR2, ORIG, RBT, is_true_positive
+from mortar.vocab import ALL, LEVELS, MR1, MR2, ORIG, RBT, SEL, is_true_positive
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
@@ -215,6 +215,166 @@ def ppd_by_run(final):
     return pd.DataFrame(rows, columns=["run_id", "PPD", "labelled", "disputed"])
 
 
+PRECISION_GROUPS = ("run", "method", "relation", "perturbation")  # what precision is broken down by
+PRECISION_COLUMNS = ["group", "name", "labelled", "true_positives", "disputed", "PPD", "annotators", "both_labelled",
+                     "kappa"]
+
+
+def _is_missing(value) -> bool:
+    """None, NaN or pandas' NA: a disputed detection's final label."""
+    import pandas as pd
+
+    return bool(pd.isna(value))
+
+
+def _pair_of(scores, pair) -> tuple[str, ...]:
+    """The two annotators kappa compares: ``pair``, or the two who labelled most (ties: by name)."""
+    if pair is not None:
+        return tuple(pair)
+    counts = Counter(scores["annotator"]) if len(scores) else Counter()
+    return tuple(sorted(counts, key=lambda a: (-counts[a], a))[:2])
+
+
+def precision(detections, final, scores, pair: tuple[str, str] | None = None) -> list[dict]:
+    """PPD of the labelled detections of a run: over the run, per method, per relation and per perturbation.
+
+    ``detections``: (detection_id, relation, perturbations) of the run's detections (``store.run_detections``);
+    ``final``: the run's final labels (``store.final_labels``: an adjudication wins, else the annotators' common
+    label; ``true_positive`` is missing while they disagree: *disputed*, left out of PPD); ``scores``: every
+    annotator's score (``store.read_labels``), for Cohen's kappa of ``pair`` (default: the two who labelled most)
+    on the detections both labelled. A group detection (MR3/MR4) counts for every perturbation of its group, as in
+    Table VII. Only groups with a labelled or disputed detection get a row."""
+    from mortar.methods import method_label_of
+
+    of = {d: (rel, tuple(perts)) for d, rel, perts in detections}
+    verdict = {d: None if _is_missing(tp) else bool(tp)
+               for d, tp in zip(final["detection_id"], final["true_positive"]) if d in of}
+    pair = _pair_of(scores, pair)
+    by_annotator: dict[str, dict[str, bool]] = {a: {} for a in pair}
+    for d, a, s in zip(scores["detection_id"], scores["annotator"], scores["score"]):
+        if a in by_annotator and d in of:
+            by_annotator[a][d] = is_true_positive(s)
+
+    members: dict[tuple[str, str], list[str]] = {}
+    for d in verdict:
+        rel, perts = of[d]
+        for key in (("run", ALL), ("method", method_label_of(rel)), ("relation", rel),
+                    *(("perturbation", p) for p in perts)):
+            members.setdefault(key, []).append(d)
+    ran = list(methods().values())
+    order = {"method": method_labels(), "relation": [RBT, *(r for m in ran for r in m.relations)],
+             "perturbation": [ORIG, *(p for m in ran for p in m.perturbations)], "run": [ALL]}
+
+    def rank(key):
+        known = order[key[0]]
+        return PRECISION_GROUPS.index(key[0]), known.index(key[1]) if key[1] in known else len(known), key[1]
+
+    rows = []
+    for group, name in sorted(members, key=rank):
+        ids = members[(group, name)]
+        decided = [verdict[d] for d in ids if verdict[d] is not None]
+        row = {"group": group, "name": name, "labelled": len(decided), "true_positives": sum(decided),
+               "disputed": len(ids) - len(decided), "PPD": sum(decided) / len(decided) if decided else float("nan"),
+               "annotators": " vs ".join(pair) if len(pair) == 2 else "", "both_labelled": 0, "kappa": float("nan")}
+        if len(pair) == 2:
+            a, b = (by_annotator[x] for x in pair)
+            common = [d for d in ids if d in a and d in b]
+            row["both_labelled"] = len(common)
+            if common:
+                row["kappa"] = cohen_kappa([a[d] for d in common], [b[d] for d in common])
+        rows.append(row)
+    return rows
+
+
+def run_precision(con, run_id: str, pair: tuple[str, str] | None = None) -> list[dict]:
+    """:func:`precision` of a stored run, read from the store (``con``)."""
+    from mortar import store
+
+    return precision(store.run_detections(con, run_id), store.final_labels(con, run_id), store.read_labels(con, run_id),
+                     pair)
+
+
+# -- the oracle against the annotators -------------------------------------------------------------
+
+THRESHOLD_FREE = (SEL,)  # relations that compare choices, not similarities: nothing to calibrate
+
+
+def calibration_set(labelled, threshold: float) -> list[dict]:
+    """The labelled detections that calibrate the oracle, as ``mortar score-answers`` reads them: ``question``,
+    ``gold`` (the reference, or the other version's answer), ``candidate``, ``story`` (the seed's, which an oracle
+    may read), ``acceptable`` (the final label says false positive), and ``kind`` (the relation), ``detection_id``,
+    ``similarity``.
+
+    ``labelled``: ``store.labelled_detections``. Only detections flagged because their similarity fell below
+    ``threshold`` (RBT, MR1, MR3, METAL, …) are in: there a bug flag means "the oracle says the answers do not
+    match", which the annotators' verdict confirms or not. MR2/MR4 flag a *high* similarity and their false alarms
+    are mostly the context check's; threshold-free relations (SEL) have nothing to calibrate. Disputed detections
+    (no final label) are left out."""
+    rows = []
+    for r in labelled.to_dict("records"):
+        if _is_missing(r["true_positive"]) or r["relation"] in THRESHOLD_FREE or not r["similarity"] < threshold:
+            continue
+        rows.append({"question": r["question"], "gold": r["reference"], "candidate": r["output"],
+                     "story": r["story"], "acceptable": not bool(r["true_positive"]), "kind": r["relation"],
+                     "detection_id": r["detection_id"], "similarity": float(r["similarity"])})
+    return rows
+
+
+def oracle_vs_humans(labelled, threshold: float) -> dict:
+    """The oracle's bug flags against the annotators' final labels of a run's detections.
+
+    ``precision``: at the run's threshold every labelled detection was flagged, so the share the annotators
+    confirmed (the run's PPD, disputed ones left out). On the :func:`calibration_set`, thresholds t are swept
+    (a bug flag where similarity < t, as ``mortar score-answers`` counts): the best is the one with the highest
+    *accuracy* against the labels, ties going to the one nearest the run's threshold (``calibrate.best_threshold``,
+    the rule ``mortar score-answers`` reports). Only detections were labelled, so the sweep can say that a lower
+    threshold would have dropped false alarms, never which bugs a higher one would have added. ``curve``: accuracy,
+    precision, recall and F1 of the bug flags at each candidate threshold."""
+    from mortar.calibrate import agreement, best_threshold
+
+    decided = [bool(tp) for tp in labelled["true_positive"] if not _is_missing(tp)]
+    pairs = calibration_set(labelled, threshold)
+    scores, acceptable = [p["similarity"] for p in pairs], [p["acceptable"] for p in pairs]
+    result = {"threshold": threshold, "labelled": len(decided), "confirmed": sum(decided),
+              "precision": sum(decided) / len(decided) if decided else float("nan"), "calibration": len(pairs),
+              "best_threshold": float("nan"), "best_accuracy": float("nan"), "curve": []}
+    if not pairs:
+        return result
+
+    def at(t: float) -> dict:
+        figures = agreement([s >= t for s in scores], acceptable)
+        p, r = figures["bug_precision"], figures["bug_recall"]
+        f1 = 2 * p * r / (p + r) if p == p and r == r and p + r else float("nan")
+        return {"threshold": t, "flags": sum(s < t for s in scores), "accuracy": figures["accuracy"],
+                "bug_precision": p, "bug_recall": r, "F1": f1}
+
+    distinct = sorted(set(scores))
+    cuts = sorted({threshold, distinct[0] - 1e-6, distinct[-1] + 1e-6,
+                   *((a + b) / 2 for a, b in zip(distinct, distinct[1:]))})  # the candidates best_threshold tries
+    best, best_accuracy = best_threshold(scores, acceptable, threshold)
+    result.update(best_threshold=best, best_accuracy=best_accuracy, curve=[at(t) for t in cuts],
+                  at_threshold=at(threshold), at_best=at(best))
+    return result
+
+
+def run_oracle_vs_humans(con, run_id: str) -> dict | None:
+    """:func:`oracle_vs_humans` of a stored run with its oracle and threshold; None when it stored no threshold."""
+    from mortar import store
+
+    config = store.stored_config(con, run_id)
+    if config.threshold is None:
+        return None
+    return {"oracle": config.oracle, **oracle_vs_humans(store.labelled_detections(con, run_id), config.threshold)}
+
+
+def run_calibration_set(con, run_id: str) -> list[dict]:
+    """:func:`calibration_set` of a stored run (``mortar export RUN --what labelled-pairs``)."""
+    from mortar import store
+
+    threshold = store.stored_config(con, run_id).threshold
+    return [] if threshold is None else calibration_set(store.labelled_detections(con, run_id), threshold)
+
+
 def selection_summary(selections: dict) -> list[dict]:
     """Response selection per version (ORIG, each persona version): rounds, hits@1 and MRR of the gold answer,
     and how far "the SUT ranks the gold answer first" agrees with the answer oracle accepting the SUT's own
@@ -255,10 +415,12 @@ def guidance_summary(checks, mutants: list[dict]) -> list[dict]:
     return rows
 
 
-def report(checks, cases, verdicts, selections: dict | None = None, mutants: list[dict] | None = None) -> dict:
+def report(checks, cases, verdicts, selections: dict | None = None, mutants: list[dict] | None = None,
+           final_labels=None, label_scores=None) -> dict:
     """Everything ``mortar report`` and the dashboard show for a run: the headline metrics, each method's
-    own tables, response selection and guided generation when they ran, and with two or more methods the
-    unique bugs and the overlap of seed questions."""
+    own tables, response selection and guided generation when they ran, with two or more methods the
+    unique bugs and the overlap of seed questions, and with labels (``store.final_labels`` and
+    ``store.read_labels`` of the run) the precision of the labelled detections (:func:`precision`)."""
     from mortar.methods import Table
 
     ran = methods_in(cases)
@@ -282,12 +444,22 @@ def report(checks, cases, verdicts, selections: dict | None = None, mutants: lis
     if len(ran) >= 2:
         result["uniqueness"] = uniqueness(checks, ran)
         result["overlap"] = overlap(checks, ran)
+    if final_labels is not None and len(final_labels):
+        import pandas as pd
+
+        scores = label_scores if label_scores is not None else pd.DataFrame(columns=["detection_id", "annotator",
+                                                                                      "score"])
+        rows = precision([(c.check_id, c.relation, c.perturbations) for c in checks if c.violated], final_labels,
+                         scores)
+        if rows:
+            result["precision"] = rows
     return result
 
 
 def metric_rows(report: dict) -> list[dict]:
-    """The headline metrics, and with two or more methods the uniqueness and overlap, as (method, metric, value)
-    rows."""
+    """The headline metrics, and with two or more methods the uniqueness and overlap, with labels the precision
+    (method ``all`` for the whole run, ``MT`` …, ``relation MR1`` …, ``perturbation DRS`` …), as
+    (method, metric, value) rows."""
     rows = [{"method": method, "metric": name, "value": value}
             for method, figures in report["metrics"].items() for name, value in figures.items()]
     for row in report.get("uniqueness", ()):
@@ -298,6 +470,10 @@ def metric_rows(report: dict) -> list[dict]:
              for row in report.get("selection", ()) for k, v in row.items() if k != "version"]
     rows += [{"method": f"guide {row['guide']}", "metric": k, "value": v}
              for row in report.get("guidance", ()) for k, v in row.items() if k != "guide"]
+    rows += [{"method": row["name"] if row["group"] in ("run", "method") else f"{row['group']} {row['name']}",
+              "metric": k, "value": row[k]}
+             for row in report.get("precision", ()) for k in ("PPD", "labelled", "true_positives", "disputed",
+                                                              "both_labelled", "kappa")]
     return rows
 
 
@@ -313,7 +489,7 @@ def run_report(con, run_id: str) -> dict:
 
     cases, verdicts = store.read_cases_and_verdicts(con, run_id)
     return report(store.read_checks(con, run_id), cases, verdicts, store.read_selections(con, run_id),
-                  store.read_mutants(con, run_id))
+                  store.read_mutants(con, run_id), store.final_labels(con, run_id), store.read_labels(con, run_id))
 
 
 def prioritisation(con, run_id: str) -> dict:

@@ -1,11 +1,12 @@
-"""Labelling: score a sample of detections for precision (PPD), compare two annotators (Cohen's kappa) and
-adjudicate where they disagree."""
+"""Labelling: score a sample of detections for precision (PPD) against the gold answer and the story passage,
+compare two annotators (Cohen's kappa), adjudicate where they disagree, and measure the oracle against the labels."""
 
 import pandas as pd
 import streamlit as st
 
 from mortar import ui
 from mortar import labels, store
+from mortar.ui.labelling import gold_and_passage, oracle_panel
 
 st.title("Labelling")
 st.caption("Precision labelling as in the paper: score each detection 0–10 for how acceptable the SUT's answer is; "
@@ -18,7 +19,7 @@ annotator = ui.annotator_box("l")
 if annotator is None:
     st.stop()
 
-label_tab, agree_tab = st.tabs(["Label a sample", "Agreement and adjudication"])
+label_tab, agree_tab, oracle_tab = st.tabs(["Label a sample", "Agreement and adjudication", "Oracle against humans"])
 
 STRATEGIES = {"random": (), "stratified by relation": ("relation",),
               "stratified by perturbation": ("perturbation",),
@@ -71,10 +72,11 @@ with label_tab:
         pair = len(det["test_case_ids"]) > 1  # a group relation compared two versions
         c1.markdown("**" + ("Answer in one version" if pair else "SUT answer") + "**")
         c1.text(det["text_a"])
-        c2.markdown("**" + ("Answer in another version" if pair else "Reference answer") + "**")
+        c2.markdown("**" + ("Answer in another version" if pair else "Compared with") + "**")
         c2.text(det["text_b"])
         if not asked.empty and not pair:
             st.caption(ui.ec_summary(asked.iloc[0].to_dict()))
+        gold_and_passage(run_id, detection_id)
         if ui.label_form(run_id, detection_id, key="l-form"):
             st.session_state["l-pos"] = min(index + 1, len(ids) - 1)
             st.toast("Label saved.")
@@ -137,3 +139,8 @@ with agree_tab:
                 st.success("They agree on every detection both labelled.")
     st.subheader("All labels of this run")
     st.dataframe(frame, hide_index=True, width="stretch")
+
+with oracle_tab:
+    st.caption("The labelled detections are a calibration set for the oracle: its similarity against the "
+               "annotators' final verdict.")
+    oracle_panel(run_id)

@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from mortar import figures, labels, metrics, report_html, store, ui
+from mortar import figures, metrics, report_html, store, ui
 from mortar.figures import LEVEL_COLOURS
 from mortar.vocab import LEVELS, MT, RBT
 
@@ -101,12 +101,24 @@ if priorities:
         st.plotly_chart(fig_prio, key="m-fig-prioritisation")
         ui.figure_downloads(fig_prio, f"{run_id}-prioritisation", "m-fig-prioritisation")
 
-precision = ui.read(labels.precision_by_method, run_id)
-if not precision.empty:
-    st.subheader("Precision per method")
-    st.caption(ui.GLOSSARY["PPD"] + " " + ui.GLOSSARY["kappa"])
-    st.dataframe(precision, hide_index=True, width="stretch", key="m-precision")
-    ui.csv_download(precision, f"{run_id}-precision", "m-precision-csv")
+precision = ui.read(metrics.run_precision, run_id)  # read on every render: labels change without the run
+if precision:
+    st.subheader("Precision of the labelled detections")
+    st.caption(ui.GLOSSARY["PPD"] + " " + ui.GLOSSARY["kappa"] + " Annotators are combined as everywhere: an "
+               "adjudication decides, otherwise the annotators' common verdict; detections they disagree on are "
+               "*disputed* and left out of PPD until adjudicated. A group detection (MR3/MR4) counts for every "
+               "perturbation of its group. Label on the Labelling page.")
+    shown = pd.DataFrame(precision)
+    tabs = st.columns(3)
+    for slot, group in zip(tabs, ("method", "relation", "perturbation")):
+        part = shown[shown["group"] == group].drop(columns="group").rename(columns={"name": group})
+        with slot:
+            st.markdown(f"**Per {group}**")
+            st.dataframe(part, hide_index=True, width="stretch", key=f"m-precision-{group}")
+            ui.csv_download(part, f"{run_id}-precision-{group}", f"m-precision-{group}-csv")
+    fig_precision = figures.precision(precision)
+    st.plotly_chart(fig_precision, key="m-fig-precision")
+    ui.figure_downloads(fig_precision, f"{run_id}-precision", "m-fig-precision")
 
 st.header("Across runs")
 finished = runs[runs["checks"] > 0].copy()

@@ -21,7 +21,8 @@ from mortar.store.detections import (GROUP_SORTABLE, NO_LEVEL, SORTABLE, UNKNOWN
 from mortar.store.inspector import (case_rounds, detection, original_case_id, question_versions, round_sensitivity,
                                     seed_graph, seed_question, story,
                                     test_case, versions)
-from mortar.store.labelling import annotators, final_labels, label_of, read_adjudications, read_labels
+from mortar.store.labelling import (annotators, detection_context, final_labels, label_of, labelled_detections,
+                                    read_adjudications, read_labels)
 from mortar.store.reads import (UnknownRun, detections_export, list_jobs, read_cases_and_verdicts, read_checks,
                                 read_graphs, read_job, read_run_metrics, read_selections, read_mutants, read_priorities, read_sensitivities, read_runs, resolve_run_id, rounds_export,
                                 run_config, mean_answer_seconds, stored_answers, stored_config, stored_configs, test_case_rounds,
@@ -44,7 +45,8 @@ __all__ = [
     "NO_LEVEL", "SORTABLE", "UNKNOWN_SUT", "DetectionFilter", "find_detections", "filter_choices", "sut_of_runs",
     "run_detections", "detection_relations", "GROUP_SORTABLE", "find_groups", "group_detections", "group_key",
     "parse_group_key",
-    "read_labels", "read_adjudications", "label_of", "annotators", "final_labels",
+    "read_labels", "read_adjudications", "label_of", "annotators", "final_labels", "detection_context",
+    "labelled_detections",
     "case_signatures", "paired_answers", "run_dataset", "run_seeds", "seed_questions",
     "detection", "case_rounds", "test_case", "round_sensitivity", "original_case_id", "story", "seed_question", "seed_graph", "versions",
     "question_versions",

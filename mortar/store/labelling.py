@@ -60,3 +60,37 @@ def final_labels(con, run_id: str | None = None) -> pd.DataFrame:
     if run_id:
         clause, params = "WHERE run_id = ?", params + [run_id]
     return con.execute(f"SELECT * FROM ({_FINAL_LABELS}) {clause} ORDER BY run_id, detection_id", params).df()
+
+
+def detection_context(con, run_id: str, detection_id: str) -> dict | None:
+    """What an annotator judges a detection against: the seed's question, its gold answer and the seed's story
+    (None for an unknown detection; the gold answer is None where the dataset has none)."""
+    row = con.execute("""
+        SELECT sr.question, sr.answer, s.story
+        FROM detections d JOIN runs r ON r.run_id = d.run_id
+        LEFT JOIN seed_rounds sr ON sr.dataset_id = r.dataset_id AND sr.seed_id = d.seed_id
+                                AND sr.turn_id = d.source_round
+        LEFT JOIN seeds s ON s.dataset_id = r.dataset_id AND s.seed_id = d.seed_id
+        WHERE d.run_id = ? AND d.detection_id = ?""", [run_id, detection_id]).fetchone()
+    if row is None:
+        return None
+    return {"question": row[0] or "", "gold_answer": row[1], "story": row[2] or ""}
+
+
+def labelled_detections(con, run_id: str) -> pd.DataFrame:
+    """The run's detections that have a final label or are disputed, with what the oracle compared: the seed's
+    question, ``reference`` (the gold answer, or the other version's answer), ``output``, the similarity, the seed's
+    story, and the final label (``true_positive`` None while disputed), by detection id."""
+    frame = con.execute(f"""
+        SELECT d.detection_id, d.relation, CAST(d.perturbations AS VARCHAR[]) AS perturbations, d.similarity,
+               coalesce(sr.question, '') AS question, d.text_b AS reference, d.text_a AS output,
+               s.story, f.true_positive, f.decided_by, f.n_labels
+        FROM ({_FINAL_LABELS}) f
+        JOIN detections d ON d.run_id = f.run_id AND d.detection_id = f.detection_id
+        JOIN runs r ON r.run_id = d.run_id
+        LEFT JOIN seed_rounds sr ON sr.dataset_id = r.dataset_id AND sr.seed_id = d.seed_id
+                                AND sr.turn_id = d.source_round
+        LEFT JOIN seeds s ON s.dataset_id = r.dataset_id AND s.seed_id = d.seed_id
+        WHERE f.run_id = ? ORDER BY d.detection_id""", [TRUE_POSITIVE_BELOW, TRUE_POSITIVE_BELOW, run_id]).df()
+    frame["true_positive"] = frame["true_positive"].astype(object).where(frame["true_positive"].notna(), None)
+    return frame

@@ -1,11 +1,12 @@
-"""The labelling form: who labels, a 0–10 score per detection, and the run's PPD."""
+"""The labelling form: who labels, what a detection is judged against (the gold answer, the story passage), a 0–10
+score per detection, the run's PPD, and the oracle measured against the labels."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from mortar import labels, metrics, store
+from mortar import figures, labels, metrics, store
 from mortar.ui.access import WRITE_WAIT_S, read
 from mortar.ui.text import fmt, help_for, md_escape
 from mortar.vocab import SCORE_MAX, SCORE_MIN, TRUE_POSITIVE_BELOW, is_true_positive
@@ -82,3 +83,68 @@ def quick_label(run_id: str, detection_id: str, key: str) -> None:
     if annotator_box(key) is not None and label_form(run_id, detection_id, key):
         st.toast("Label saved.")
     ppd_metrics(run_id)
+
+
+def highlighted(passage: labels.Passage) -> str:
+    """The passage as escaped markdown, the gold answer in bold where it occurs."""
+    if passage.span is None:
+        return md_escape(passage.text)
+    a, b = passage.span
+    t = passage.text
+    return f"{md_escape(t[:a])}**{md_escape(t[a:b])}**{md_escape(t[b:])}"
+
+
+def gold_and_passage(run_id: str, detection_id: str) -> None:
+    """The dataset's gold answer to the seed question and the story sentence the question is about."""
+    ctx = read(store.detection_context, run_id, detection_id)
+    if ctx is None:
+        return
+    gold = ctx["gold_answer"]
+    st.markdown("**Reference (gold) answer**")
+    st.text(gold if gold is not None else "The dataset gives no gold answer for this question.")
+    passage = labels.story_passage(ctx["story"], ctx["question"], gold)
+    if passage is None:
+        return
+    st.markdown("**Story passage**")
+    st.markdown(highlighted(passage))
+    st.caption("The story sentence that shares most content words with the seed question and the gold answer"
+               + (" (the gold answer in bold)." if passage.span else "; the gold answer does not occur in it word for "
+                  "word."))
+    with st.expander("The whole story"):
+        st.text(ctx["story"])
+
+
+def oracle_panel(run_id: str) -> None:
+    """The oracle's bug flags against the annotators' final labels, and the threshold that fits them best."""
+    result = read(metrics.run_oracle_vs_humans, run_id)
+    if result is None:
+        st.info("This run stored no threshold to measure the oracle at.")
+        return
+    if not result["labelled"]:
+        st.info("No detection of this run has a final label yet: label some (or adjudicate the disputed ones).")
+        return
+    eps = result["threshold"]
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric(f"Oracle precision at ε = {eps:g}", fmt(result["precision"]),
+              help="Every labelled detection was flagged by the oracle at the run's threshold: the share of them the "
+                   "annotators confirmed as real bugs (the run's PPD).")
+    c2.metric("Confirmed flags", f"{result['confirmed']} of {result['labelled']}")
+    c3.metric("Best threshold", fmt(result["best_threshold"], 4),
+              help="Highest accuracy against the labels on the calibration set; ties go to the threshold nearest ε "
+                   "(the rule `mortar score-answers` uses).")
+    c4.metric("Accuracy at best", fmt(result["best_accuracy"]),
+              delta=None if not result["calibration"] else
+              f"{result['best_accuracy'] - result['at_threshold']['accuracy']:+.3f} vs ε")
+    st.caption(f"Calibration set: {result['calibration']} labelled detections flagged because their similarity fell "
+               "below ε (RBT, MR1, MR3, METAL …; MR2/MR4 flag a high similarity and their false alarms are mostly the "
+               "context check's; disputed detections wait for adjudication). Thresholds are swept over their "
+               "similarities: a flag where similarity < t. Only detections are labelled, so the sweep can show that a "
+               "lower threshold would have dropped false alarms, not which bugs a higher one would have found.")
+    if result["curve"]:
+        fig = figures.oracle_curve(result)
+        st.plotly_chart(fig, key="l-fig-oracle")
+        st.dataframe(result["curve"], hide_index=True, width="stretch", key="l-oracle-curve")
+    st.markdown("The same from the command line:")
+    st.code(f"mortar export {run_id} --what labelled-pairs --out labelled.jsonl\n"
+            f"mortar score-answers labelled.jsonl --oracle {result['oracle'] or 'ORACLE'} --threshold {eps:g} "
+            "--out scored.jsonl", language="bash")
