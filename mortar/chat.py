@@ -19,10 +19,12 @@ Configuration comes from the environment (or any mapping, e.g. ``{**os.environ, 
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import logging
 import os
 import random
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -110,6 +112,13 @@ class ChatConfig:
     def describe(self) -> dict:
         """The settings without the key: safe to log, store or show."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "api_key"}
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for every HTTP client of the process: making one reads the CA bundle (~50 ms), too
+    slow to repeat for each of the dozens of clients a concurrent HTTP SUT opens."""
+    return httpx.create_ssl_context()
 
 
 class ChatClient:
@@ -210,7 +219,7 @@ class ChatClient:
         with self._lock:
             if self._http is None:
                 headers = {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
-                self._http = httpx.Client(timeout=self.config.timeout_s, headers=headers)
+                self._http = httpx.Client(timeout=self.config.timeout_s, headers=headers, verify=_tls_context())
             http = self._http
         try:
             response = http.post(url, json=body)
@@ -264,7 +273,8 @@ class ChatClient:
     def _status_error(self, where: str, status: int, headers, text: str) -> ChatError:
         message, code = _error_detail(text)
         transient = status in TRANSIENT_STATUS or status >= 500
-        detail = f": {self._redact(message)[:300]}" if message else ""
+        detail = " ".join(self._redact(message).split())[:300]  # one line: it ends up in logs and the store
+        detail = f": {detail}" if detail else ""
         return ChatError(f"HTTP {status} from {where}{detail}", status=status, code=code, transient=transient,
                          retry_after=parse_retry_after(headers.get("retry-after")))
 

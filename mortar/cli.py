@@ -6,6 +6,8 @@ import argparse
 import logging
 import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 from mortar.chat import ChatError as ServiceError
@@ -20,6 +22,7 @@ from mortar.methods.metal import MetalSettings
 from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
+from mortar.sut import DEFAULT_MAX_NEW_TOKENS
 from mortar.vocab import (RANDOM, ALL_METHODS, DIALOGUE_PERTURBATIONS, DIALTEST_KEEP_ABOVE, DIALTEST_OPERATORS, GINI_TAU, DUPLICATE_RATIO, DIALTEST_METHOD, LEVELS, METAL_RATE, MORTAR_METHOD,
                           NOISE_LOCATIONS, PERSONA_RELATIONS, QUESTION_AND_HISTORY, RBT, REDUCE_RATIO,
                           SELECTION_CANDIDATES)
@@ -129,7 +132,8 @@ def config_from(args) -> RunConfig:
         return RunConfig(dataset=args.dataset, methods=args.method, sut=args.sut, run_seed=args.seed,
                          perturbation=settings_from(args), metal=MetalSettings(rate=args.metal_rate), persona=persona,
                          dialtest=dialtest, oracle=args.oracle, threshold=args.threshold, kg_backend=args.kg_backend,
-                         limit=args.limit, targets=args.targets, budget=args.budget, order=args.order)
+                         limit=args.limit, targets=args.targets, budget=args.budget, order=args.order,
+                         max_new_tokens=args.max_new_tokens, lanes=args.lanes)
     except ValueError as e:  # an unknown method name
         raise UserError(f"--method: {e}") from None
 
@@ -452,33 +456,93 @@ def _duration(seconds: float) -> str:
     return f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d}" if minutes >= 60 else f"{minutes}:{seconds:02d}"
 
 
-class ProgressBar:
-    """A one-line progress bar on stderr for the engine's progress callbacks."""
+PROGRESS_LOG_EVERY_S = 30.0  # where stderr is no terminal: the longest silence between two progress lines
 
-    def __init__(self, also=None):
+
+class ProgressBar:
+    """A one-line progress bar on stderr for the engine's progress callbacks.
+
+    Where stderr is no terminal (a background job's log file, CI), a plain line instead, on every new
+    stage and at least every ``log_every_s`` while work goes on: stage, done/total, rate and ETA.
+    """
+
+    def __init__(self, also=None, log_every_s: float | None = None, stream=None):
         self.also = also  # another progress callback fed the same reports (a background job's)
+        self.log_every_s = PROGRESS_LOG_EVERY_S if log_every_s is None else log_every_s
+        self.stream = stream  # None: sys.stderr when entered
 
     def __enter__(self):
         self.shown = False
+        self.out = self.stream or sys.stderr
+        self.latest = None  # (done, total, info) of the last report
+        self.logged = None  # the report the last line showed
+        self.started: dict[str, tuple[float, int]] = {}  # stage → (when, done) at its first report
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.ticker = None
+        if not self.out.isatty():
+            self.ticker = threading.Thread(target=self._tick, name="progress-log", daemon=True)
+            self.ticker.start()
         return self
 
     def __call__(self, done: int, total: int, info: dict | None = None) -> None:
         if self.also:
             self.also(done, total, info)
-        if not sys.stderr.isatty():
+        info = info or {}
+        if self.ticker is not None:
+            with self.lock:
+                self.started.setdefault(info.get("stage", ""), (time.monotonic(), done))
+                previous = self.latest
+                new_stage = previous is None or previous[2].get("stage") != info.get("stage")
+            if new_stage and previous is not None and previous is not self.logged:
+                self._log()  # where the stage that ends got to
+            with self.lock:
+                self.latest = (done, total, info)
+            if new_stage:
+                self._log()
+            return
+        if not self.out.isatty():
             return
         width = 30
         filled = int(width * done / max(1, total))
-        info = info or {}
         rate = info.get("answers_per_second") or 0.0
         speed = f"  {rate:.2f} answers/s, ETA {_duration((total - done) / rate)}" if rate > 0 else ""
-        sys.stderr.write(f"\r{info.get('stage', ''):>16} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{speed}\033[K")
-        sys.stderr.flush()
+        self.out.write(f"\r{info.get('stage', ''):>16} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{speed}\033[K")
+        self.out.flush()
         self.shown = True
 
+    def _tick(self) -> None:
+        while not self.stop.wait(self.log_every_s):
+            self._log()
+
+    def _log(self) -> None:
+        """One line for the latest report: stage, done/total, rate, ETA (the rate of answers where the
+        executor measures it, else of this stage's reports since its first)."""
+        with self.lock:
+            if self.latest is None:
+                return
+            done, total, info = self.logged = self.latest
+            stage = info.get("stage") or "working"
+            rate = info.get("answers_per_second")
+            if rate is None:
+                since, done_then = self.started.get(info.get("stage", ""), (time.monotonic(), done))
+                elapsed = time.monotonic() - since
+                rate = (done - done_then) / elapsed if elapsed > 0 else 0.0
+            unit = "answers" if "answers_per_second" in info else "steps"
+            eta = _duration((total - done) / rate) if rate > 0 and total >= done else "unknown"
+            line = (f"{time.strftime('%H:%M:%S')} {stage}: {done}/{total} {unit} done "
+                    f"({100 * done / max(1, total):.0f}%), {rate:.2f} {unit}/s, ETA {eta}")
+            self.out.write(line + "\n")
+            self.out.flush()
+
     def __exit__(self, *exc):
+        if self.ticker is not None:
+            self.stop.set()
+            self.ticker.join()
+            if self.latest is not self.logged:
+                self._log()  # the last count, so the log ends where the work did
         if self.shown:
-            sys.stderr.write("\n")
+            self.out.write("\n")
         return False
 
 
@@ -525,6 +589,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--threshold", type=float, default=None,
                      help="pass threshold ε (default: 0.5 for answer, the paper's 0.6 for cosine and mss)")
     run.add_argument("--limit", type=_positive, help="only the first N seeds")
+    run.add_argument("--lanes", type=int, metavar="N",
+                     help="conversations answered at once: a local model's batch size (default 8), an HTTP SUT's "
+                          "requests in flight (default 4; 64 and more for a serving engine such as vLLM). Never "
+                          "changes an answer, so not the run id either")
+    run.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS, metavar="N",
+                     help=f"longest answer in tokens (default {DEFAULT_MAX_NEW_TOKENS}); part of the SUT's "
+                          "fingerprint, so another value is another run")
     run.add_argument("--method", default=MORTAR_METHOD,
                      help=f"test method: one name, a comma list or '{ALL_METHODS}' (default {MORTAR_METHOD}); methods "
                           "run on the same seeds and SUT and are compared in one report")

@@ -15,7 +15,7 @@ from mortar.methods.metal import MetalSettings
 from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
-from mortar.sut import DEFAULT_SUT
+from mortar.sut import DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT
 from mortar.vocab import (RANDOM, DIALOGUE_PERTURBATIONS, DIALTEST_METHOD, DIALTEST_OPERATORS, MORTAR_METHOD, NOISE_LOCATIONS, P3, PERSONA_METHOD, PERSONA_RELATIONS,
                           QUESTION_PERTURBATIONS)
 
@@ -47,6 +47,11 @@ class RunConfig:
     targets: str = "random"  # which words METAL's and DialTest's operators change: random, or the SUT's gri / wali
     budget: int | None = None  # execute only the first N test cases (ORIG always runs) …
     order: str = "initial"  # … in this order: initial, gri, wali, gini or random (mortar.guide.prioritise)
+    # SUT settings. max_new_tokens changes answers: it is in the SUT's fingerprint (so in the run id; the
+    # default keeps the fingerprints runs had before it was a setting). lanes never changes an answer: it
+    # is kept here for the record and leaves the run id alone.
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS  # longest answer, in tokens (decoding is greedy)
+    lanes: int | None = None  # a local model's batch size, an HTTP SUT's requests in flight; None: the SUT's default
 
     def __post_init__(self):
         if isinstance(self.methods, str):  # "mortar,metal" or "all", as typed on the command line
@@ -141,6 +146,10 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
         found.append(f"budget {config.budget} is not a positive integer")
     if config.limit is not None and config.limit < 1:
         found.append(f"seed limit {config.limit} is not a positive integer")
+    if not _positive_int(config.max_new_tokens):
+        found.append(f"max new tokens {config.max_new_tokens} is not a positive integer")
+    if config.lanes is not None and not _positive_int(config.lanes):
+        found.append(f"lanes {config.lanes} is not a positive integer")
     if config.oracle not in ORACLES:
         found.append(f"unknown oracle {config.oracle!r}; choose from {', '.join(ORACLES)}")
     if config.threshold is not None and not 0.0 <= config.threshold <= 1.0:
@@ -150,6 +159,17 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
     if check_services:
         found += _service_problems(config)
     return found
+
+
+def _positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def make_run_sut(config: RunConfig):
+    """The SUT of a (valid) configuration with its settings; nothing heavy is loaded until it answers."""
+    from mortar.sut import SutSettings, make_sut
+
+    return make_sut(config.sut, SutSettings(max_new_tokens=config.max_new_tokens), lanes=config.lanes)
 
 
 def _service_problems(config: RunConfig) -> list[str]:

@@ -7,6 +7,12 @@ a node a lane goes on with one of that node's children, so a local model extends
 by one turn instead of re-reading the story and the history; other children wait in a ready list
 for free lanes. Memory stays bounded by one conversation per lane.
 
+An HTTP SUT has no lane cache of its own; the service may have a prefix cache (vLLM's automatic prefix
+caching, llama.cpp's prompt cache). Its lanes (concurrent requests) take the ready conversations in the
+tree's depth-first order: seed by seed, and within a seed subtree by subtree, ORIG first. Conversations
+that share the story and the history are thus sent close together, while the service still holds
+that prefix.
+
 Every answer is written to the store within a second of being produced, keyed by (SUT fingerprint,
 conversation hash); a run that is killed loses only the answers of that last second, and running it again
 reads the stored answers back instead of asking the SUT. A round the SUT could not answer is
@@ -16,7 +22,10 @@ are not asked at all.
 
 from __future__ import annotations
 
+import heapq
 import logging
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -64,6 +73,7 @@ class _Node:
     children: dict[str, _Node] = field(default_factory=dict)
     rounds: list[tuple[str, int]] = field(default_factory=list)  # (test_case_id, position) asked here
     height: int = 0  # the longest path below this node, in rounds
+    rank: int = 0  # place in the tree's depth-first order (all seeds), the order an HTTP SUT is asked in
     conversation: Conversation | None = None
     answer: Answer | None = None
 
@@ -109,11 +119,12 @@ def _set_heights(root: _Node) -> None:
 
 
 def _walk(node: _Node):
-    stack = list(node.children.values())
+    """The nodes below ``node`` depth-first, children in the order the test cases added them."""
+    stack = list(reversed(node.children.values()))
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(node.children.values())
+        stack.extend(reversed(node.children.values()))
 
 
 class _Execution:
@@ -121,8 +132,11 @@ class _Execution:
         self.sut, self.db, self.progress = sut, db, progress
         self.roots = build_tree(seeds, cases)
         self.nodes = [n for root in self.roots for n in _walk(root)]
+        for rank, node in enumerate(self.nodes):
+            node.rank = rank
         self.test_rounds = sum(len(n.rounds) for n in self.nodes)
         self.ready: list[_Node] = []
+        self.queue: list[tuple[int, _Node]] = []  # ready nodes by rank (sessions without lane caches)
         self.known: dict[str, tuple[str, float, float | None]] = {}  # conversation hash -> (answer, seconds, gini)
         self.counts = dict(computed=0, cached=0, errors=0, not_asked=0, sut_calls=0)
         self.started = time.perf_counter()
@@ -145,13 +159,18 @@ class _Execution:
 
     def _answer_ready(self, fingerprint: str) -> None:
         session = self.sut.session()
+        pick = self._pick if session.lane_cache else self._pick_in_tree_order
+        # HTTP with several lanes: answers are stored on a thread of their own, so free lanes are refilled while
+        # the store is written (opening it takes tens of milliseconds, long enough to idle dozens of lanes)
+        writer = None if session.lane_cache or session.lanes == 1 else \
+            _Writer(lambda rows, report: self._write(fingerprint, rows, report))
         try:
             on_lane: dict[int, _Node] = {}
             last: dict[int, _Node] = {}
-            while self.ready or on_lane:
+            while self.ready or self.queue or on_lane:
                 for lane in range(session.lanes):
-                    if lane not in on_lane and self.ready:
-                        node = self._pick(last.get(lane))
+                    if lane not in on_lane and (self.ready or self.queue):
+                        node = pick(last.get(lane))
                         session.submit(lane, node.conversation)
                         on_lane[lane] = node
                         self.counts["sut_calls"] += 1
@@ -159,10 +178,14 @@ class _Execution:
                     node = last[completion.lane] = on_lane.pop(completion.lane)
                     self.unstored.append(self._answered(node, completion))
                 if time.monotonic() - self.stored_at >= STORE_EVERY_S:
-                    self._store(fingerprint)
+                    self._store(fingerprint, writer)
         finally:
-            self._store(fingerprint)
-            session.close()
+            try:
+                self._store(fingerprint, writer)
+            finally:
+                session.close()
+                if writer is not None:
+                    writer.close()  # waits until every answer is stored
 
     def _pick(self, last: _Node | None) -> _Node:
         """The ready node that shares most of ``last``'s conversation (its KV cache), then the deepest work.
@@ -183,6 +206,13 @@ class _Execution:
             if best_score is None or score > best_score:
                 best, best_score = i, score
         return self.ready.pop(best)
+
+    def _pick_in_tree_order(self, last: _Node | None) -> _Node:
+        """The ready node first in the tree's depth-first order (``last`` is no cache to extend here)."""
+        for node in self.ready:
+            heapq.heappush(self.queue, (node.rank, node))
+        self.ready.clear()
+        return heapq.heappop(self.queue)[1]
 
     def _reached(self, node: _Node) -> None:
         """``node``'s parent has its answer: answer ``node`` from what is known, or make it ready."""
@@ -218,21 +248,65 @@ class _Execution:
                     seconds=completion.seconds, created_at=datetime.now(timezone.utc).replace(tzinfo=None),
                     gini=completion.gini)
 
-    def _store(self, fingerprint: str) -> None:
-        """Write the answers not yet stored, then report progress (so whatever was reported is stored)."""
-        if self.unstored:
-            with store.connect(self.db) as con:
-                store.write_answers(con, fingerprint, self.unstored)
-            self.unstored = []
+    def _store(self, fingerprint: str, writer: _Writer | None = None) -> None:
+        """Write the answers not yet stored, then report progress (so whatever was reported is stored); with
+        a ``writer``, on its thread."""
+        rows, report = self.unstored, self._counted()
+        self.unstored = []
         self.stored_at = time.monotonic()
-        self._report()
+        if writer is None:
+            self._write(fingerprint, rows, report)
+        else:
+            writer.put(rows, report)
+
+    def _write(self, fingerprint: str, rows: list[dict], report: tuple[int, int, dict]) -> None:
+        if rows:
+            with store.connect(self.db) as con:
+                store.write_answers(con, fingerprint, rows)
+        if self.progress is not None:
+            self.progress(*report)
 
     def _report(self) -> None:
+        if self.progress is not None:
+            self.progress(*self._counted())
+
+    def _counted(self) -> tuple[int, int, dict]:
+        """The progress report now: (done, total, info)."""
         elapsed = time.perf_counter() - self.started
         c = self.counts
         info = dict(c, test_rounds=self.test_rounds, elapsed_s=elapsed,
                     answers_per_second=c["computed"] / elapsed if elapsed > 0 else 0.0)
         done = c["computed"] + c["cached"] + c["errors"] + c["not_asked"]
-        if self.progress is not None:
-            self.progress(done, len(self.nodes), info)
         log.debug("answers %d/%d %s", done, len(self.nodes), info)
+        return done, len(self.nodes), info
+
+
+class _Writer:
+    """Runs ``write(rows, report)`` calls in order on a thread of its own; the first error is raised to the
+    caller by the next ``put`` or by ``close``."""
+
+    def __init__(self, write):
+        self._write = write
+        self._jobs: queue.Queue = queue.Queue()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="answer-store", daemon=True)
+        self._thread.start()
+
+    def put(self, rows: list[dict], report: tuple) -> None:
+        if self._error is not None:
+            raise self._error
+        self._jobs.put((rows, report))
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            if self._error is None:
+                try:
+                    self._write(*job)
+                except BaseException as e:  # handed to the executor's thread
+                    self._error = e
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from mortar import store
-from mortar.config import RunConfig, make_extractor
+from mortar.config import RunConfig, make_extractor, make_run_sut
 from mortar.context import ECVerdict, check_case
 from mortar.dataset import Dataset, TestCase, load_dataset
 from mortar.kg.model import DialogueGraph, ExtractionError
@@ -218,11 +218,10 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     from mortar.execute import execute
     from mortar.metrics import metric_rows, report
     from mortar.relations import judge
-    from mortar.sut import make_sut
 
     full = dataset or load_dataset(config.dataset)
     dataset = limited(full, config.limit)
-    sut = sut or make_sut(config.sut)
+    sut = sut or make_run_sut(config)  # max_new_tokens is in its fingerprint, hence in the run key; lanes is not
     extractor = extractor or make_extractor(config.kg_backend)
     oracle = Oracle(config.oracle)
     threshold = config.threshold if config.threshold is not None else default_threshold(config.oracle)

@@ -95,6 +95,14 @@ with st.form("launch"):
     sut_model = c2.text_input("Model name or folder",
                               help="openai / groq: the model name (else MORTAR_OPENAI_MODEL / MORTAR_GROQ_MODEL). "
                                    "folder: the path of a Hugging Face model folder. Ignored for local presets.")
+    c1, c2 = st.columns(2)
+    lanes = c1.number_input("Lanes", min_value=0, value=DEFAULTS.lanes or 0, step=1,
+                            help="Conversations answered at once: a local model's batch size, an HTTP SUT's requests "
+                                 "in flight (64 and more for a serving engine such as vLLM). 0 = the SUT's default "
+                                 "(8 local, 4 HTTP). Never changes an answer, so it never starts another run.")
+    max_new_tokens = c2.number_input("Max new tokens", min_value=1, value=DEFAULTS.max_new_tokens, step=8,
+                                     help="The longest answer, in tokens. Part of the SUT's fingerprint: another "
+                                          "value asks every question again, as another run.")
     st.markdown("**Test methods**")
     c1, c2 = st.columns([2, 1])
     registered = methods()
@@ -192,7 +200,8 @@ if submitted:
                                 noise_names=not keep_names, selection=bool(selection),
                                 candidates=int(selection) or SELECTION_CANDIDATES),
         threshold=None if threshold is None else float(threshold), kg_backend=kg_backend, limit=int(limit) or None,
-        targets=targets, budget=int(budget) or None, order=order)
+        targets=targets, budget=int(budget) or None, order=order, max_new_tokens=int(max_new_tokens),
+        lanes=int(lanes) or None)
     found = problems(config) if chosen else ["Choose at least one test method."]
     if sut_kind == "folder" and not Path(spec or ".").is_dir():
         found.insert(0, "Give the path of a Hugging Face model folder on this machine.")

@@ -212,7 +212,8 @@ def prioritise_run(run_id: str, by: str, db=None, target: str = "gold", progress
     from mortar.errors import InputError
     from mortar.run import limited
     from mortar.guide.sensitivity import require_local
-    from mortar.sut import SutError, make_sut
+    from mortar.config import make_run_sut
+    from mortar.sut import SutError
 
     with store.connect(db, read_only=True) as con:
         run_id = store.resolve_run_id(con, run_id)
@@ -228,7 +229,7 @@ def prioritise_run(run_id: str, by: str, db=None, target: str = "gold", progress
     sut = None
     if by != RANDOM_ORDER:  # gradients, attention and token probabilities: the run's SUT must be a local model
         try:
-            sut = make_sut(config.sut)
+            sut = make_run_sut(config)
         except SutError as e:
             raise InputError(f"run {run_id}: {e}") from None
         require_local(sut, f"--by {by}")

@@ -9,12 +9,14 @@ lane on one branch of the conversation tree, so a local model can extend the lan
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
+import queue
 import time
 from abc import ABC, abstractmethod
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
 log = logging.getLogger(__name__)
@@ -49,7 +51,7 @@ class Conversation:
     history: tuple[Turn, ...]
     question: str
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
         """Identifies the conversation (not the SUT): key of the stored answer together with the fingerprint."""
         doc = [self.story, [[t.question, t.answer] for t in self.history], self.question]
@@ -129,6 +131,9 @@ class Session(ABC):
     """Conversations in progress on lanes 0 … lanes-1; at most one per lane."""
 
     lanes: int
+    # A lane keeps what it last answered (a local model's KV cache): the executor goes on with that branch
+    # on the same lane. Without (HTTP), it sends ready conversations in the prefix tree's order instead.
+    lane_cache: bool = True
 
     @abstractmethod
     def submit(self, lane: int, conversation: Conversation) -> None:
@@ -149,18 +154,26 @@ class Session(ABC):
 
 
 class ThreadedSession(Session):
-    """Calls ``sut.answer`` on a pool of ``sut.lanes`` threads: bounded concurrency for HTTP services."""
+    """Calls ``sut.answer`` on a pool of ``sut.lanes`` threads: bounded concurrency for HTTP services.
+
+    Finished requests are handed over through a queue, so waiting costs the same with 64 lanes as with one.
+    """
+
+    lane_cache = False  # any thread may take any conversation; the service keeps (or not) its own prefix cache
 
     def __init__(self, sut: SUT):
         self.sut = sut
         self.lanes = max(1, sut.lanes)
         self._pool = ThreadPoolExecutor(max_workers=self.lanes, thread_name_prefix="sut")
-        self._running: dict[Future, int] = {}
+        self._busy: set[int] = set()
+        self._finished: queue.Queue[tuple[int, Future]] = queue.Queue()
 
     def submit(self, lane: int, conversation: Conversation) -> None:
-        if lane in self._running.values():
+        if lane in self._busy:
             raise ValueError(f"lane {lane} is busy")
-        self._running[self._pool.submit(self._timed, conversation)] = lane
+        self._busy.add(lane)
+        future = self._pool.submit(self._timed, conversation)
+        future.add_done_callback(lambda done: self._finished.put((lane, done)))
 
     def _timed(self, conversation: Conversation) -> tuple[str | None, str | None, float]:
         start = time.perf_counter()
@@ -172,16 +185,18 @@ class ThreadedSession(Session):
         return text, error, time.perf_counter() - start
 
     def wait(self) -> list[Completion]:
-        if not self._running:
+        if not self._busy:
             return []
-        done, _ = wait(self._running, return_when=FIRST_COMPLETED)
+        done = [self._finished.get()]
+        while not self._finished.empty():
+            done.append(self._finished.get())
         finished = []
-        for future in done:
-            lane = self._running.pop(future)
+        for lane, future in done:
+            self._busy.discard(lane)
             text, error, seconds = future.result()  # anything but SutError is a bug: let it surface
             finished.append(Completion(lane, text, error, seconds))
         return finished
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
-        self._running.clear()
+        self._busy.clear()

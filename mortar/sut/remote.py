@@ -1,8 +1,12 @@
 """SUTs behind a chat-completions API: any OpenAI-compatible HTTP endpoint, or Groq through its SDK.
 
-Requests, retries (429, 5xx, timeouts, malformed bodies; exponential backoff) and key hygiene are
-``mortar.chat.ChatClient``'s; a round that still fails becomes a ``SutError`` with the reason, which
-the executor records as an errored round. Concurrency is bounded by ``lanes`` (one client per thread).
+Requests, retries (429, 5xx, timeouts, malformed bodies; a Retry-After header in seconds or as an HTTP
+date, else exponential backoff with jitter; bounded) and key hygiene are ``mortar.chat.ChatClient``'s; a
+round that still fails becomes a ``SutError`` with the reason in one line, which the executor records as
+an errored round. Up to ``lanes`` requests are in flight at once (``--lanes``; 64 and more suit a serving
+engine such as vLLM), each on a client (and kept-alive connection) of its own; the executor sends them in
+the conversation-prefix tree's order, so a server with prefix caching reuses the story and history they
+share.
 
 Environment (the SUT may well be another endpoint than the one the knowledge-graph extractor uses):
 - OpenAI-compatible: ``MORTAR_OPENAI_BASE_URL`` (else ``OPENAI_BASE_URL``, else the OpenAI API),
@@ -14,7 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from urllib.parse import urlsplit, urlunsplit
 
@@ -32,8 +36,8 @@ class ChatSUT(SUT):
         self.backend = config.provider
         self.model = config.model
         self.lanes = concurrency
-        self._local = threading.local()
-        self._clients: list[ChatClient] = []
+        self._clients: list[ChatClient] = []  # every client made, closed by close()
+        self._idle: list[ChatClient] = []  # those no request is using now
         self._lock = threading.Lock()
 
     def extra_config(self) -> dict:
@@ -44,37 +48,42 @@ class ChatSUT(SUT):
         return {"base_url": url}
 
     def answer(self, conversation: Conversation) -> str:
-        try:
-            return self._client().complete(conversation.messages(self.settings.system_prompt), temperature=0.0,
-                                           max_tokens=self.settings.max_new_tokens).strip()
-        except ChatError as e:
-            raise SutError(str(e)) from None
+        messages = conversation.messages(self.settings.system_prompt)
+        return self._with_client(lambda client: client.complete(
+            messages, temperature=0.0, max_tokens=self.settings.max_new_tokens)).strip()
 
     def answer_with_logprobs(self, conversation: Conversation) -> tuple[str, list[list[float]]]:
         """The answer and its tokens' top log-probabilities (for Gini guidance); SutError when the service
         gives none."""
-        try:
-            text, logprobs = self._client().complete_with_logprobs(
-                conversation.messages(self.settings.system_prompt), temperature=0.0,
-                max_tokens=self.settings.max_new_tokens)
-        except ChatError as e:
-            raise SutError(str(e)) from None
+        messages = conversation.messages(self.settings.system_prompt)
+        text, logprobs = self._with_client(lambda client: client.complete_with_logprobs(
+            messages, temperature=0.0, max_tokens=self.settings.max_new_tokens))
         return text.strip(), logprobs
 
-    def _client(self) -> ChatClient:
-        client = getattr(self._local, "client", None)
+    def _with_client(self, call: Callable[[ChatClient], object]):
+        """``call`` on a client that no other request is using. A client per request in flight (rather than one
+        shared by all threads) keeps 64 and more concurrent requests off one connection pool's lock; a client
+        outlives the thread that made it, keeping its connection alive for the next request."""
+        with self._lock:
+            client = self._idle.pop() if self._idle else None
         if client is None:
-            client = self._local.client = ChatClient(self.chat_config)
+            client = ChatClient(self.chat_config)
             with self._lock:
                 self._clients.append(client)
-        return client
+        try:
+            return call(client)
+        except ChatError as e:
+            raise SutError(str(e)) from None
+        finally:
+            with self._lock:
+                self._idle.append(client)
 
     def close(self) -> None:
         with self._lock:
             for client in self._clients:
                 client.close()
             self._clients.clear()
-        self._local = threading.local()
+            self._idle.clear()
 
 
 def openai_sut(model: str | None = None, env: Mapping[str, str] | None = None,
