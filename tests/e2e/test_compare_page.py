@@ -44,6 +44,6 @@ def test_compare_page_shows_both_systems_side_by_side(tmp_path, browser):
             text = page.locator('[data-testid="stTable"]').first.inner_text()
             assert "on the hill" in text and re.search(r"ORIG", text)
             assert page.locator('[data-testid="stException"]').count() == 0
-            dashboard.shot(page, "20-compare")
+            dashboard.shot(page, "23-compare")
         finally:
             context.close()
