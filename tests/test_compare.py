@@ -7,6 +7,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
+from junitparser import JUnitXml
 
 from mortar import store
 from mortar.cli import main
@@ -264,6 +265,14 @@ def test_junit_export_parses_and_its_counts_match_the_report(runs, tmp_path):
                                                                               report["metrics"][RBT]["NBugs"])
     assert int(root.get("tests")) == sum(int(s.get("tests")) for s in suites.values())
     assert int(root.get("failures")) == sum(int(s.get("failures")) for s in suites.values())
+    # a JUnit-reading library sees the same suites, cases and failures that CI servers will show
+    read = JUnitXml.fromfile(str(out))
+    by_suite = {suite.name: suite for suite in read}
+    assert set(by_suite) == set(suites)
+    for relation, suite in by_suite.items():
+        cases = list(suite)
+        assert (suite.tests, suite.failures) == (len(cases), sum(not case.is_passed for case in cases))
+        assert (suite.tests, suite.failures) == (int(suites[relation].get("tests")), int(suites[relation].get("failures")))
     bodies = [f.text for f in root.iter("failure")]
     assert sum(b.count("SUT answer:") for b in bodies) == sum(m["NBugs"] for m in report["metrics"].values())
     fly = next(c for c in suites[RBT].findall("testcase") if "Where did she fly it?" in c.get("name"))
