@@ -1,5 +1,6 @@
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,22 @@ def write_coqa(tmp_path):
 @pytest.fixture
 def db(tmp_path):
     return tmp_path / "store.duckdb"
+
+
+def scripted_store(tmp_path_factory, name: str, limit: int) -> tuple[Path, str]:
+    """A store holding one scripted-SUT run of the first `limit` sample seeds: (its path, the run id)."""
+    from mortar.dataset import load_dataset
+    from mortar.run import RunConfig, run
+    from tests.scripted_sut import ScriptedSUT
+
+    db = tmp_path_factory.mktemp(name) / "built.duckdb"
+    result = run(load_dataset(SAMPLE), RunConfig(sut="scripted", limit=limit), db=db, sut=ScriptedSUT())
+    return db, result.run_id
+
+
+def fresh_copy(built_db: Path, tmp_path, monkeypatch) -> Path:
+    """A copy of a built store for one test (tests write labels), as $MORTAR_DB."""
+    path = tmp_path / "store.duckdb"
+    shutil.copy(built_db, path)
+    monkeypatch.setenv("MORTAR_DB", str(path))
+    return path

@@ -2,33 +2,23 @@
 the detections, and opened in the Inspector with all their versions."""
 
 import json
-import shutil
 
 import pytest
 
 from mortar import labels, store
-from mortar.dataset import load_dataset
 from mortar.errors import InputError
-from mortar.run import RunConfig, run
 from mortar.vocab import MR1, NO_LEVEL, ORIG
-from tests.conftest import SAMPLE
-from tests.scripted_sut import ScriptedSUT
+from tests.conftest import fresh_copy, scripted_store
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    db = tmp_path_factory.mktemp("groups") / "groups.duckdb"
-    result = run(load_dataset(SAMPLE), RunConfig(sut="scripted", limit=1), db=db, sut=ScriptedSUT())
-    return db, result.run_id
+    return scripted_store(tmp_path_factory, "groups", limit=1)
 
 
 @pytest.fixture
 def db(built, tmp_path, monkeypatch):
-    """A fresh copy of the built store (the tests write labels), as $MORTAR_DB."""
-    path = tmp_path / "store.duckdb"
-    shutil.copy(built[0], path)
-    monkeypatch.setenv("MORTAR_DB", str(path))
-    return path
+    return fresh_copy(built[0], tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from mortar import jobs, labels, metrics, store
 from mortar.dataset import load_dataset
 from mortar.run import RunConfig, run
-from tests.conftest import ROOT, SAMPLE
+from tests.conftest import ROOT, SAMPLE, fresh_copy, scripted_store
 from tests.scripted_sut import ScriptedSUT
 
 APP = str(ROOT / "app.py")
@@ -17,19 +17,13 @@ APP = str(ROOT / "app.py")
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    db = tmp_path_factory.mktemp("pages") / "built.duckdb"
-    result = run(load_dataset(SAMPLE), RunConfig(sut="scripted", limit=2), db=db, sut=ScriptedSUT())
     # two seeds: every relation has detections (MR2 among them), so every view has something to show
-    return db, result.run_id
+    return scripted_store(tmp_path_factory, "pages", limit=2)
 
 
 @pytest.fixture
 def db(built, tmp_path, monkeypatch):
-    """A fresh copy of the built store for each test (some write labels), as $MORTAR_DB."""
-    path = tmp_path / "store.duckdb"
-    shutil.copy(built[0], path)
-    monkeypatch.setenv("MORTAR_DB", str(path))
-    return path
+    return fresh_copy(built[0], tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ gold answer, the story passage); the oracle measured against the labels (issue #
 
 import json
 import math
-import shutil
 
 import pandas as pd
 import pytest
@@ -12,27 +11,19 @@ from streamlit.testing.v1 import AppTest
 from mortar import labels, metrics, store
 from mortar.calibrate import read_pairs, summarize
 from mortar.cli import main
-from mortar.dataset import load_dataset
 from mortar.methods import method_label_of
-from mortar.run import RunConfig, run
 from mortar.vocab import ALL, MR3, MR4, RBT, is_true_positive
-from tests.conftest import ROOT, SAMPLE
-from tests.scripted_sut import ScriptedSUT
+from tests.conftest import ROOT, fresh_copy, scripted_store
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    db = tmp_path_factory.mktemp("precision") / "built.duckdb"
-    result = run(load_dataset(SAMPLE), RunConfig(sut="scripted", limit=2), db=db, sut=ScriptedSUT())
-    return db, result.run_id
+    return scripted_store(tmp_path_factory, "precision", limit=2)
 
 
 @pytest.fixture
 def db(built, tmp_path, monkeypatch):
-    path = tmp_path / "store.duckdb"
-    shutil.copy(built[0], path)
-    monkeypatch.setenv("MORTAR_DB", str(path))
-    return path
+    return fresh_copy(built[0], tmp_path, monkeypatch)
 
 
 @pytest.fixture
