@@ -33,5 +33,17 @@ class ScriptedSUT(SUT):
         return " ".join(best.split()[:8])
 
 
+class SuffixSUT(ScriptedSUT):
+    """The scripted SUT with a fixed text at the end of every answer (markup that a report must escape); its own
+    model name, so its answers are stored apart from the plain scripted SUT's."""
+
+    def __init__(self, suffix: str, name: str):
+        super().__init__()
+        self.suffix, self.model = suffix, f"keyword-overlap-v1-{name}"
+
+    def answer(self, conversation) -> str:
+        return f"{super().answer(conversation)} {self.suffix}"
+
+
 def make(delay_s=None, calls_file=None):
     return ScriptedSUT(float(delay_s if delay_s is not None else os.environ.get("SCRIPTED_DELAY", 0)), calls_file)

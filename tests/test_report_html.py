@@ -17,19 +17,10 @@ from mortar.report_html import example_detections, html_report
 from mortar.run import RunConfig, run
 from mortar.vocab import LEVELS, MORTAR_METHOD, RBT
 from tests.conftest import ROOT, SAMPLE
-from tests.scripted_sut import ScriptedSUT
+from tests.scripted_sut import SuffixSUT
 
 SUT_TAG = '<script>alert("sut")</script>'
 STORY_TAG = "<b onmouseover=alert(2)>Look</b>."
-
-
-class HtmlSUT(ScriptedSUT):
-    """The scripted SUT, with a script element at the end of every answer."""
-
-    model = "keyword-overlap-v1-html"
-
-    def answer(self, conversation) -> str:
-        return f"{super().answer(conversation)} {SUT_TAG}"
 
 
 class Document(HTMLParser):
@@ -84,7 +75,7 @@ def built(tmp_path_factory):
     dataset = folder / "tagged.json"
     dataset.write_text(json.dumps({"version": "1.0", "data": records}))
     db = folder / "store.duckdb"
-    result = run(load_dataset(dataset), RunConfig(dataset=str(dataset), sut="scripted", limit=2), db=db, sut=HtmlSUT())
+    result = run(load_dataset(dataset), RunConfig(dataset=str(dataset), sut="scripted", limit=2), db=db, sut=SuffixSUT(SUT_TAG, "html"))
     with store.connect(db, read_only=True) as con:
         page = html_report(con, result.run_id)
     return db, result.run_id, page

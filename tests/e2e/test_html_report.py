@@ -10,17 +10,10 @@ from mortar.report_html import html_report
 from mortar.run import RunConfig, run
 from tests.conftest import SAMPLE
 from tests.e2e.conftest import ARTIFACTS
-from tests.scripted_sut import ScriptedSUT
+from tests.scripted_sut import SuffixSUT
 
 SUT_TAG = "<script>window.pwned = 'sut'</script>"
 STORY_TAG = "<img src=nowhere.png onerror=\"window.pwned = 'story'\">"
-
-
-class TaggingSUT(ScriptedSUT):
-    model = "keyword-overlap-v1-tagging"
-
-    def answer(self, conversation) -> str:
-        return f"{super().answer(conversation)} {SUT_TAG}"
 
 
 def write_report(folder) -> str:
@@ -32,7 +25,7 @@ def write_report(folder) -> str:
     dataset.write_text(json.dumps({"version": "1.0", "data": records}))
     db = folder / "store.duckdb"
     result = run(load_dataset(dataset), RunConfig(dataset=str(dataset), sut="scripted", limit=2), db=db,
-                 sut=TaggingSUT())
+                 sut=SuffixSUT(SUT_TAG, "tagging"))
     with store.connect(db, read_only=True) as con:
         page = html_report(con, result.run_id)
     out = folder / "report.html"
