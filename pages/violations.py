@@ -71,16 +71,23 @@ def open_group(run_id: str, seed_id: str, source_round: int) -> None:
     st.switch_page("pages/inspector.py", query_params={"run": run_id, "group": store.group_key(seed_id, source_round)})
 
 
+def paged(con, find, key: str):
+    """The current page of a store search (detections or groups), its total and the page count; the page number
+    kept under `key` is clamped to the pages there are."""
+    _, total = find(con, flt, sort, descending, 0, 0)
+    pages = max(1, -(-total // page_size))
+    if st.session_state.get(key, 1) > pages:
+        st.session_state[key] = pages
+    page_no = int(st.session_state.get(key, 1))
+    page, _ = find(con, flt, sort, descending, page_size, (page_no - 1) * page_size)
+    return page, total, pages, page_no
+
+
 if groups:
     def fetch_groups(con):
         """How many groups and detections match, and the current page of groups, in one visit to the store."""
         _, detections = store.find_detections(con, flt, "detection", False, 0, 0)
-        _, total = store.find_groups(con, flt, sort, descending, 0, 0)
-        pages = max(1, -(-total // page_size))
-        if st.session_state.get("v-gpage", 1) > pages:
-            st.session_state["v-gpage"] = pages
-        page_no = int(st.session_state.get("v-gpage", 1))
-        page, _ = store.find_groups(con, flt, sort, descending, page_size, (page_no - 1) * page_size)
+        page, total, pages, page_no = paged(con, store.find_groups, "v-gpage")
         return page, total, detections, pages, page_no
 
     started = time.perf_counter()
@@ -129,13 +136,7 @@ if groups:
 
 def fetch(con):
     """The matching count and the current page, in one visit to the store."""
-    _, total = store.find_detections(con, flt, sort, descending, 0, 0)
-    pages = max(1, -(-total // page_size))
-    if st.session_state.get("v-page", 1) > pages:
-        st.session_state["v-page"] = pages
-    page_no = int(st.session_state.get("v-page", 1))
-    page, _ = store.find_detections(con, flt, sort, descending, page_size, (page_no - 1) * page_size)
-    return page, total, pages, page_no
+    return paged(con, store.find_detections, "v-page")
 
 
 started = time.perf_counter()
