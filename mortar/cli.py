@@ -133,7 +133,7 @@ def config_from(args) -> RunConfig:
                          perturbation=settings_from(args), metal=MetalSettings(rate=args.metal_rate), persona=persona,
                          dialtest=dialtest, oracle=args.oracle, threshold=args.threshold, kg_backend=args.kg_backend,
                          limit=args.limit, targets=args.targets, budget=args.budget, order=args.order,
-                         max_new_tokens=args.max_new_tokens, lanes=args.lanes)
+                         max_new_tokens=args.max_new_tokens, lanes=args.lanes, orig_repeats=args.orig_repeats)
     except ValueError as e:  # an unknown method name
         raise UserError(f"--method: {e}") from None
 
@@ -596,6 +596,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS, metavar="N",
                      help=f"longest answer in tokens (default {DEFAULT_MAX_NEW_TOKENS}); part of the SUT's "
                           "fingerprint, so another value is another run")
+    run.add_argument("--orig-repeats", type=_positive, default=1, metavar="R",
+                     help="the noise floor: answer each seed dialogue (ORIG) R times (default 1). A detection on a "
+                          "question whose ORIG answers already disagree is marked unstable and reported apart; "
+                          "for SUTs that do not answer the same way every time (sampling, some APIs at temperature 0)")
     run.add_argument("--method", default=MORTAR_METHOD,
                      help=f"test method: one name, a comma list or '{ALL_METHODS}' (default {MORTAR_METHOD}); methods "
                           "run on the same seeds and SUT and are compared in one report")

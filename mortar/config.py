@@ -52,6 +52,9 @@ class RunConfig:
     # is kept here for the record and leaves the run id alone.
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS  # longest answer, in tokens (decoding is greedy)
     lanes: int | None = None  # a local model's batch size, an HTTP SUT's requests in flight; None: the SUT's default
+    # The noise floor: ORIG is answered this many times; a detection on a seed question whose ORIG answers
+    # disagree with each other is marked unstable and reported apart (1: ORIG once, as the paper)
+    orig_repeats: int = 1
 
     def __post_init__(self):
         if isinstance(self.methods, str):  # "mortar,metal" or "all", as typed on the command line
@@ -150,6 +153,8 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
         found.append(f"max new tokens {config.max_new_tokens} is not a positive integer")
     if config.lanes is not None and not _positive_int(config.lanes):
         found.append(f"lanes {config.lanes} is not a positive integer")
+    if not _positive_int(config.orig_repeats):
+        found.append(f"ORIG repeats {config.orig_repeats} is not a positive integer (1: ORIG answered once)")
     if config.oracle not in ORACLES:
         found.append(f"unknown oracle {config.oracle!r}; choose from {', '.join(ORACLES)}")
     if config.threshold is not None and not 0.0 <= config.threshold <= 1.0:

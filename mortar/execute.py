@@ -79,14 +79,16 @@ class _Node:
 
 
 def execute(seeds: Iterable[Seed], cases: Iterable[TestCase], sut: SUT, db=None,
-            progress: Progress | None = None) -> dict[tuple[str, int], Answer]:
+            progress: Progress | None = None, sample: int = 0) -> dict[tuple[str, int], Answer]:
     """Answer every round of every test case; returns {(test_case_id, position): Answer}.
 
     ``db`` is the DuckDB store (``store.db_path`` rules). ``progress(done, total, info)`` is called as
     answers come in; ``done``/``total`` count distinct conversations, ``info`` holds ``computed``,
     ``cached``, ``errors``, ``not_asked``, ``sut_calls``, ``test_rounds``, ``answers_per_second``, ``elapsed_s``.
+    ``sample`` > 0 asks every conversation again as a sample of its own (its answers are stored apart): the
+    noise floor of a SUT that does not answer the same conversation the same way every time.
     """
-    return _Execution(seeds, cases, sut, db, progress).run()
+    return _Execution(seeds, cases, sut, db, progress, sample).run()
 
 
 def build_tree(seeds: Iterable[Seed], cases: Iterable[TestCase]) -> list[_Node]:
@@ -128,8 +130,8 @@ def _walk(node: _Node):
 
 
 class _Execution:
-    def __init__(self, seeds, cases, sut: SUT, db, progress: Progress | None):
-        self.sut, self.db, self.progress = sut, db, progress
+    def __init__(self, seeds, cases, sut: SUT, db, progress: Progress | None, sample: int = 0):
+        self.sut, self.db, self.progress, self.sample = sut, db, progress, sample
         self.roots = build_tree(seeds, cases)
         self.nodes = [n for root in self.roots for n in _walk(root)]
         for rank, node in enumerate(self.nodes):
@@ -219,7 +221,7 @@ class _Execution:
         parent = node.parent
         history = () if parent.conversation is None else (
             *parent.conversation.history, Turn(parent.question, parent.answer.text))
-        node.conversation = Conversation(node.story, history, node.question)
+        node.conversation = Conversation(node.story, history, node.question, self.sample)
         known = self.known.get(node.conversation.hash)
         if known is None:
             self.ready.append(node)

@@ -10,6 +10,7 @@ violated check.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from itertools import combinations
 from typing import Hashable, Sequence
 
@@ -424,6 +425,10 @@ def report(checks, cases, verdicts, selections: dict | None = None, mutants: lis
     from mortar.methods import Table
 
     ran = methods_in(cases)
+    labelled_checks = checks
+    unstable = [c for c in checks if c.violated and c.unstable]
+    if unstable:  # the noise floor: reported apart, counted in no headline figure
+        checks = [replace(c, violated=False, bug_level=None) if c.unstable else c for c in checks]
     result = {"metrics": run_metrics(checks, cases),
               "tables": [t for m in ran if m.tables for t in m.tables(checks, cases, verdicts)]}
     if selections:
@@ -441,6 +446,13 @@ def report(checks, cases, verdicts, selections: dict | None = None, mutants: lis
             "Each evaluated mutant costs one SUT call. Gini: DialTest's Algorithm 1 keeps a mutant whose answer's "
             "Gini impurity rises by more than τ and goes on from it; random: random transformations of the seed "
             "question, all kept. Bugs: violations of the kept mutants' relations.", result["guidance"]))
+    if unstable:
+        result["unstable"] = unstable_summary(unstable)
+        result["tables"].append(Table(
+            "unstable", "Detections on unstable seed questions (reported apart)",
+            "ORIG was answered more than once (--orig-repeats) and the answers to these seed questions disagree "
+            "with each other: a detection there may come from the SUT's own randomness, not from the test case. "
+            "They are left out of every other figure.", result["unstable"]))
     if len(ran) >= 2:
         result["uniqueness"] = uniqueness(checks, ran)
         result["overlap"] = overlap(checks, ran)
@@ -449,11 +461,21 @@ def report(checks, cases, verdicts, selections: dict | None = None, mutants: lis
 
         scores = label_scores if label_scores is not None else pd.DataFrame(columns=["detection_id", "annotator",
                                                                                       "score"])
-        rows = precision([(c.check_id, c.relation, c.perturbations) for c in checks if c.violated], final_labels,
+        rows = precision([(c.check_id, c.relation, c.perturbations) for c in labelled_checks if c.violated], final_labels,
                          scores)
         if rows:
             result["precision"] = rows
     return result
+
+
+def unstable_summary(unstable) -> list[dict]:
+    """Per relation, the detections on unstable seed questions and how many seed questions they are on."""
+    by_relation: dict[str, list] = {}
+    for c in unstable:
+        by_relation.setdefault(c.relation, []).append(c)
+    return [{"relation": name, "detections": len(mine), "seed_questions": len({(c.seed_id, c.source_round)
+                                                                              for c in mine})}
+            for name, mine in sorted(by_relation.items())]
 
 
 def metric_rows(report: dict) -> list[dict]:
@@ -470,6 +492,8 @@ def metric_rows(report: dict) -> list[dict]:
              for row in report.get("selection", ()) for k, v in row.items() if k != "version"]
     rows += [{"method": f"guide {row['guide']}", "metric": k, "value": v}
              for row in report.get("guidance", ()) for k, v in row.items() if k != "guide"]
+    rows += [{"method": f"unstable {row['relation']}", "metric": k, "value": row[k]}
+             for row in report.get("unstable", ()) for k in ("detections", "seed_questions")]
     rows += [{"method": row["name"] if row["group"] in ("run", "method") else f"{row['group']} {row['name']}",
               "metric": k, "value": row[k]}
              for row in report.get("precision", ()) for k in ("PPD", "labelled", "true_positives", "disputed",

@@ -10,6 +10,10 @@ RBT (reference-based testing) is the one relation every run has: ORIG round j is
 sim(o_j, a_j) < ε. Bug levels relative to RBT: L1 = the question is also wrong in RBT; L2 = right in
 RBT, in a seed where RBT found some bug; L3 = in a seed where RBT found no bug.
 An errored round is never compared, so never a bug.
+
+The noise floor (``--orig-repeats r``): ORIG is answered r times. A seed question whose ORIG answers disagree
+with each other is *unstable*: a detection there may be the SUT's own randomness, not the perturbation, so
+it is marked and reported apart (it still counts in no headline metric).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ class Check:
     ec_equivalent: bool | None  # None where no context check applies
     violated: bool
     bug_level: str | None = None
+    unstable: bool = False  # on a seed question whose repeated ORIG answers disagree (the noise floor)
 
 
 @dataclass(frozen=True)
@@ -153,12 +158,30 @@ def same_as_orig(name: str, kinds: tuple[str, ...]):
     return judge
 
 
+def unstable_rounds(seed: Seed, orig_cases: list[TestCase], answers: dict, orig_samples: list[dict], oracle,
+                    threshold: float) -> set[int]:
+    """The seed's source rounds where any two of ORIG's answers (the run's and each repeat's) disagree."""
+    found = set()
+    for case in orig_cases:
+        for pos, source in enumerate(case.source_rounds, start=1):
+            texts = [a.text for a in (answers.get((case.test_case_id, pos)),
+                                      *(s.get((case.test_case_id, pos)) for s in orig_samples))
+                     if a is not None and a.text is not None]
+            question = seed.round(source).question
+            if any(oracle.agreement(question, a, b) < threshold
+                   for i, a in enumerate(texts) for b in texts[i + 1:] if a != b):
+                found.add(source)
+    return found
+
+
 def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECVerdict | None]],
-          answers: dict, oracle, threshold: float, selections: dict | None = None) -> list[Check]:
+          answers: dict, oracle, threshold: float, selections: dict | None = None,
+          orig_samples: list[dict] | None = None) -> list[Check]:
     """All checks of a run: RBT on the ORIG cases, and each method's relations on the test cases it made,
     with bug levels on every detection but RBT's.
 
-    ``answers`` maps (test_case_id, position) to the executor's answer (``.text`` is None when errored).
+    ``answers`` maps (test_case_id, position) to the executor's answer (``.text`` is None when errored);
+    ``orig_samples``: the repeated answers of the ORIG cases, same keys (the noise floor, :func:`unstable_rounds`).
     """
     from mortar.methods import method_of_case
 
@@ -182,7 +205,11 @@ def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECV
             judging = Judging(seed, mine, verdicts, answers, seed_oracle, threshold, refs, orig, selections or {})
             for name in method.relations:
                 judged += RELATIONS[name].judge(judging)
-        checks += rbt + with_levels(judged, {c.source_round for c in rbt if c.violated}, any(c.violated for c in rbt))
+        mine = rbt + with_levels(judged, {c.source_round for c in rbt if c.violated}, any(c.violated for c in rbt))
+        if orig_samples:
+            unstable = unstable_rounds(seed, orig, answers, orig_samples, seed_oracle, threshold)
+            mine = [replace(c, unstable=True) if c.violated and c.source_round in unstable else c for c in mine]
+        checks += mine
     return checks
 
 

@@ -205,6 +205,8 @@ def run_key(config: RunConfig, extractor, sut, threshold: float) -> dict:
         key["targets"] = config.targets
     if config.budget:
         key["budget"] = {"n": config.budget, "order": config.order}
+    if config.orig_repeats > 1:
+        key["orig_repeats"] = config.orig_repeats
     if DIALTEST_METHOD in config.methods:
         from mortar.methods.dialtest import bt_model
 
@@ -244,12 +246,17 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     try:
         # 2. the SUT answers every round; answers are stored as they come and read back on a re-run
         answers = execute(seeds, cases, sut, db=db, progress=_stage(progress, "answering"))
+        # 2a. the noise floor: ORIG asked again, each repeat a whole conversation of its own
+        orig_cases = [c for c in cases if c.perturbation == ORIG]
+        orig_samples = [execute(seeds, orig_cases, sut, db=db, sample=k,
+                                progress=_stage(progress, f"answering ORIG again ({k}/{config.orig_repeats - 1})"))
+                        for k in range(1, config.orig_repeats)]
         # 2b. response selection (persona method, local SUTs): the gold answer's rank by the SUT's likelihood
         selections = _selection(config, seeds, cases, answers, sut, full.seeds, oracle, threshold, db, run_id, progress)
         # 3. reference-based testing and every method's relations
         if progress:
             progress(0, 1, {"stage": "judging"})
-        checks = judge(seeds, cases, verdicts, answers, oracle, threshold, selections)
+        checks = judge(seeds, cases, verdicts, answers, oracle, threshold, selections, orig_samples)
     except BaseException:
         with store.connect(db) as con:
             store.write_run_status(con, run_id, "interrupted")
@@ -259,6 +266,8 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
         con.begin()
         store.write_outputs(con, run_id, _round_rows(cases, answers, checks))
         store.write_checks(con, run_id, checks)
+        if orig_samples:
+            store.write_orig_samples(con, run_id, orig_cases, orig_samples)
         store.write_run_metrics(con, run_id, metric_rows(figures))
         store.write_run_status(con, run_id, "done")
         con.commit()

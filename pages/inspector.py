@@ -156,6 +156,13 @@ else:
 
 orig_id = ui.read(store.original_case_id, run_id, det["seed_id"])
 original = ui.read(store.case_rounds, run_id, orig_id) if orig_id else pd.DataFrame()
+if det.get("unstable") and orig_id and not original.empty:
+    at = original.loc[original["source_round"] == det["source_round"]]
+    repeats = ui.read(store.read_orig_samples, run_id, orig_id).get(int(at["position"].iloc[0]), []) if len(at) else []
+    answers = [answer_text(a) for a in [at["sut_answer"].iloc[0] if len(at) else None, *repeats]]
+    st.warning("**Unstable**: the SUT answered this seed question differently when the seed dialogue (ORIG) was "
+               "asked again, so this detection may be the SUT's own noise; it is reported apart. ORIG's answers: "
+               + " · ".join(f"“{ui.md_escape(a)}”" for a in answers), icon=":material/shuffle:")
 perturbed = ui.read(store.case_rounds, run_id, perturbed_id) if perturbed_id else pd.DataFrame()
 case = ui.read(store.test_case, run_id, perturbed_id) if perturbed_id else None
 seed_kg, _ = ui.read(store.seed_graph, run_id, det["seed_id"])

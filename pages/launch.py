@@ -95,7 +95,7 @@ with st.form("launch"):
     sut_model = c2.text_input("Model name or folder",
                               help="openai / groq: the model name (else MORTAR_OPENAI_MODEL / MORTAR_GROQ_MODEL). "
                                    "folder: the path of a Hugging Face model folder. Ignored for local presets.")
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns(3)
     lanes = c1.number_input("Lanes", min_value=0, value=DEFAULTS.lanes or 0, step=1,
                             help="Conversations answered at once: a local model's batch size, an HTTP SUT's requests "
                                  "in flight (64 and more for a serving engine such as vLLM). 0 = the SUT's default "
@@ -103,6 +103,10 @@ with st.form("launch"):
     max_new_tokens = c2.number_input("Max new tokens", min_value=1, value=DEFAULTS.max_new_tokens, step=8,
                                      help="The longest answer, in tokens. Part of the SUT's fingerprint: another "
                                           "value asks every question again, as another run.")
+    orig_repeats = c3.number_input("ORIG repeats", min_value=1, value=DEFAULTS.orig_repeats, step=1,
+                                   help="The noise floor: each seed dialogue is answered this many times. A detection "
+                                        "on a question whose ORIG answers already disagree is marked unstable and "
+                                        "reported apart. For SUTs that do not answer the same way every time.")
     st.markdown("**Test methods**")
     c1, c2 = st.columns([2, 1])
     registered = methods()
@@ -201,7 +205,7 @@ if submitted:
                                 candidates=int(selection) or SELECTION_CANDIDATES),
         threshold=None if threshold is None else float(threshold), kg_backend=kg_backend, limit=int(limit) or None,
         targets=targets, budget=int(budget) or None, order=order, max_new_tokens=int(max_new_tokens),
-        lanes=int(lanes) or None)
+        lanes=int(lanes) or None, orig_repeats=int(orig_repeats))
     found = problems(config) if chosen else ["Choose at least one test method."]
     if sut_kind == "folder" and not Path(spec or ".").is_dir():
         found.insert(0, "Give the path of a Hugging Face model folder on this machine.")

@@ -48,7 +48,7 @@ with st.container(border=True):
     lo, hi = choices["similarity"]
     lo, hi = min(0.0, float(lo)), max(1.0, float(hi))
     sim = c4.slider("Similarity", lo, hi, (lo, hi), step=0.01, key="v-sim", help=ui.GLOSSARY["similarity"])
-    c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
+    c1, c2, c3, c4, c5 = st.columns([3, 1, 1, 1, 1])
     text = c1.text_input("Search the question, the SUT's answer and the reference", key="v-text",
                          placeholder="words to find (case-insensitive)")
     if groups:
@@ -59,10 +59,13 @@ with st.container(border=True):
                             key="v-sort")
         descending = c3.toggle("Descending", value=False, key="v-desc")
     page_size = c4.selectbox("Rows per page", [25, 50, 100, 200], index=1, key="v-size")
+    stable_only = c5.toggle("Stable only", value=False, key="v-stable",
+                            help="Leave out detections on questions whose ORIG answers already disagree when ORIG "
+                                 "is answered more than once (run option --orig-repeats): the SUT's own noise.")
 
 flt = store.DetectionFilter(run_ids=tuple(run_ids), suts=tuple(suts), relations=tuple(relations),
                              perturbations=tuple(perturbations), bug_levels=tuple(levels), seeds=tuple(seeds),
-                             similarity=None if sim == (lo, hi) else sim, text=text)
+                             similarity=None if sim == (lo, hi) else sim, text=text, stable_only=stable_only)
 
 
 def open_group(run_id: str, seed_id: str, source_round: int) -> None:
@@ -158,7 +161,8 @@ col = st.column_config
 event = st.dataframe(
     table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="v-table",
     column_order=["detection_id", "relation", "perturbations", "seed_id", "source_round", "question", "output",
-                  "reference", "similarity", "EC", "bug_level", "n_labels", "mean_score", "sut", "run_id"],
+                  "reference", "similarity", "EC", "bug_level", *(["unstable"] if table["unstable"].any() else []),
+                  "n_labels", "mean_score", "sut", "run_id"],
     column_config={
         "detection_id": col.TextColumn("detection"),
         "seed_id": col.TextColumn("seed"), "source_round": col.NumberColumn("round", help="The seed round j."),
@@ -167,6 +171,8 @@ event = st.dataframe(
         "similarity": col.NumberColumn(format="%.3f", help=ui.GLOSSARY["similarity"]),
         "EC": col.TextColumn(help=ui.GLOSSARY["EC"]),
         "bug_level": col.TextColumn("level", help=ui.LEVELS_HELP),
+        "unstable": col.CheckboxColumn("unstable", help="ORIG's repeated answers to this question already "
+                                                         "disagree (--orig-repeats): reported apart."),
         "n_labels": col.NumberColumn("labels", help="Precision labels given so far."),
         "mean_score": col.NumberColumn("mean score", format="%.1f",
                                        help="Mean acceptability score (0–10; below 6 = true positive)."),

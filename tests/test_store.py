@@ -118,12 +118,22 @@ def test_a_store_from_an_older_version_is_migrated_when_first_opened_read_only(w
     con.execute("ALTER TABLE test_cases DROP COLUMN guide")
     con.execute("DROP TABLE mutants")
     con.execute("ALTER TABLE answers DROP COLUMN gini")
+    con.execute("DROP TABLE store_meta")  # older versions recorded no schema
     con.close()
     with store.connect(db, read_only=True) as con:  # the dashboard's first read of an old file
         assert store.read_run_metrics(con).empty
         assert store.read_mutants(con, generated.run_id) == []
         cases, _ = store.read_cases_and_verdicts(con, generated.run_id)
     assert sorted(c.test_case_id for c in cases) == sorted(c.test_case_id for c in generated.cases)
+
+
+def test_a_store_brought_up_to_another_schema_is_brought_up_to_this_one_on_write(db):
+    with store.connect(db) as con:
+        con.execute("DROP TABLE orig_samples")
+        con.execute("UPDATE store_meta SET value = 'an-older-one'")
+    with store.connect(db) as con:
+        assert con.execute("SELECT count(*) FROM orig_samples").fetchone() == (0,)
+        assert con.execute("SELECT value FROM store_meta").fetchall() == [(store.SCHEMA_SHA,)]
 
 
 # -- the detection search: the SUT comes from the runs' configurations ---------------------------------
@@ -137,7 +147,7 @@ def stored_detections(db, runs: dict[str, dict]) -> None:
             con.execute("INSERT INTO runs VALUES (?, 'run', 'ds', 0, ?, 'done', now(), now())",
                         [run_id, json.dumps(config)])
             con.execute("""INSERT INTO checks VALUES (?, 'MR1/1', 'MR1', 's', 1, '["DRS"]', '["tc"]', '[1]',
-                           'out', 'ref', ?, TRUE, TRUE, 'L1')""", [run_id, i / 10])
+                           'out', 'ref', ?, TRUE, TRUE, 'L1', FALSE)""", [run_id, i / 10])
 
 
 def test_the_sut_filter_and_column_come_from_each_runs_configuration(db):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from mortar.store.schema import NEWEST_COLUMN, SCHEMA
+from mortar.store.schema import SCHEMA, SCHEMA_SHA
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DB = PROJECT_ROOT / "data" / "mortar.duckdb"
@@ -49,9 +49,12 @@ def open_file(path: Path, read_only: bool, wait_s: float = LOCK_WAIT_S):
 
 
 def _current(con) -> bool:
-    table, column = NEWEST_COLUMN
-    return bool(con.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = ? "
-                            "AND column_name = ?", [table, column]).fetchone()[0])
+    """Was the store brought up to this version's schema (``schema.SCHEMA_SHA``)?"""
+    try:
+        rows = con.execute("SELECT value FROM store_meta WHERE key = 'schema'").fetchall()
+    except duckdb.CatalogException:  # a store written before the schema was recorded
+        return False
+    return rows == [(SCHEMA_SHA,)]
 
 
 def _open(path: Path, read_only: bool, wait_s: float):
@@ -77,7 +80,7 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False):
         path.parent.mkdir(parents=True, exist_ok=True)
         con = open_file(path, read_only)
     try:
-        if not read_only or not path.exists():
+        if (read_only and not path.exists()) or (not read_only and not _current(con)):
             con.execute(SCHEMA)
         yield con
     finally:

@@ -38,6 +38,7 @@ class DetectionFilter:
     text: str = ""  # case-insensitive substring of the question, the output or the reference
     labelled_by: str | None = None  # with ``unlabelled``: only detections this annotator has not scored
     unlabelled: bool = False
+    stable_only: bool = False  # leave out detections on questions whose repeated ORIG answers disagree
 
     def where(self, sut_of: dict[str, str]) -> tuple[str, list]:
         """The SQL condition and its parameters; ``sut_of`` maps each run id to its SUT."""
@@ -75,6 +76,8 @@ class DetectionFilter:
             clauses.append("(contains(lower(sr.question), ?) OR contains(lower(d.text_a), ?) "
                            "OR contains(lower(d.text_b), ?))")
             params.extend([self.text.strip().lower()] * 3)
+        if self.stable_only:
+            clauses.append("NOT d.unstable")
         if self.unlabelled and self.labelled_by:
             clauses.append("NOT EXISTS (SELECT 1 FROM labels x WHERE x.run_id = d.run_id "
                            "AND x.detection_id = d.detection_id AND x.annotator = ?)")
@@ -115,7 +118,7 @@ def find_detections(con, flt: DetectionFilter = DetectionFilter(), sort: str = "
     page = con.execute(f"""
         SELECT d.run_id, d.detection_id, s.sut, d.relation, d.perturbations, d.seed_id, d.source_round,
                sr.question, d.text_a AS output, d.text_b AS reference, d.similarity, d.ec_equivalent, d.bug_level,
-               coalesce(l.n_labels, 0) AS n_labels, l.mean_score
+               d.unstable, coalesce(l.n_labels, 0) AS n_labels, l.mean_score
         {_DETECTIONS_FROM} WHERE {where}
         ORDER BY {order} LIMIT ? OFFSET ?""", params + [int(limit), int(offset)]).df()
     return page, int(total)

@@ -117,10 +117,21 @@ def read_checks(con, run_id: str) -> list:
     from mortar.relations import Check
 
     rows = con.execute("""SELECT check_id, relation, seed_id, source_round, perturbations, test_case_ids, positions,
-                                 text_a, text_b, similarity, ec_equivalent, violated, bug_level
+                                 text_a, text_b, similarity, ec_equivalent, violated, bug_level,
+                                 coalesce(unstable, false)
                           FROM checks WHERE run_id = ? ORDER BY check_id""", [run_id]).fetchall()
     return [Check(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), tuple(json.loads(r[5])), tuple(json.loads(r[6])),
-                  r[7], r[8], r[9], r[10], r[11], r[12]) for r in rows]
+                  r[7], r[8], r[9], r[10], r[11], r[12], r[13]) for r in rows]
+
+
+def read_orig_samples(con, run_id: str, test_case_id: str) -> dict[int, list[str | None]]:
+    """ORIG's repeated answers (``--orig-repeats``) of one ORIG test case: position → outputs by sample."""
+    rows = con.execute("SELECT position, output FROM orig_samples WHERE run_id = ? AND test_case_id = ? "
+                       "ORDER BY position, sample", [run_id, test_case_id]).fetchall()
+    found: dict[int, list[str | None]] = {}
+    for position, output in rows:
+        found.setdefault(position, []).append(output)
+    return found
 
 
 def read_cases_and_verdicts(con, run_id: str):
@@ -189,7 +200,7 @@ def detections_export(con, run_id: str) -> pd.DataFrame:
     """The run's detections (violated checks), for download."""
     return con.execute("""
         SELECT detection_id, relation, perturbations, seed_id, source_round, test_case_ids, positions,
-               text_a, text_b, similarity, ec_equivalent, bug_level
+               text_a, text_b, similarity, ec_equivalent, bug_level, unstable
         FROM detections WHERE run_id = ? ORDER BY detection_id""", [run_id]).df()
 
 

@@ -1,5 +1,7 @@
 """The store's tables: one DuckDB file, created on first use (``CREATE … IF NOT EXISTS``)."""
 
+import hashlib
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS datasets (
     dataset_id TEXT PRIMARY KEY,      -- sha256 of the file's bytes
@@ -98,10 +100,19 @@ CREATE TABLE IF NOT EXISTS checks (   -- every comparison a relation made; viola
     bug_level TEXT,                   -- L1, L2, L3 for MR detections
     PRIMARY KEY (run_id, check_id)
 );
+ALTER TABLE checks ADD COLUMN IF NOT EXISTS unstable BOOLEAN;  -- on a question whose repeated ORIG answers disagree
 CREATE OR REPLACE VIEW detections AS
     SELECT run_id, check_id AS detection_id, relation, perturbations, seed_id, source_round, test_case_ids,
-           positions, text_a, text_b, similarity, ec_equivalent, bug_level
+           positions, text_a, text_b, similarity, ec_equivalent, bug_level, coalesce(unstable, false) AS unstable
     FROM checks WHERE violated;
+CREATE TABLE IF NOT EXISTS orig_samples (  -- `--orig-repeats`: ORIG's answers when asked again (the noise floor)
+    run_id TEXT NOT NULL,
+    test_case_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    sample INTEGER NOT NULL,          -- 1 … repeats − 1 (sample 0 is the run's own answer, in run_rounds)
+    output TEXT,                      -- NULL when the round errored
+    PRIMARY KEY (run_id, test_case_id, position, sample)
+);
 CREATE TABLE IF NOT EXISTS selections (  -- response selection: the gold answer's rank among distractors, per round
     run_id TEXT NOT NULL,
     test_case_id TEXT NOT NULL,
@@ -204,4 +215,11 @@ CREATE TABLE IF NOT EXISTS run_metrics (  -- the headline metrics a run stores w
 );
 """
 
-NEWEST_COLUMN = ("answers", "gini")  # the latest schema change: a store without it is migrated on open
+# A store records the hash of the schema it was last brought up to: connecting skips the schema script when it
+# matches (the script costs 0.1–0.2 s, too much for the writes of a run with many lanes), and any change to the
+# script above brings older stores up to date on their next open.
+SCHEMA_SHA = hashlib.sha256(SCHEMA.encode()).hexdigest()[:16]
+SCHEMA += f"""
+CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT OR REPLACE INTO store_meta VALUES ('schema', '{SCHEMA_SHA}');
+"""

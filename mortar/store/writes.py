@@ -104,8 +104,18 @@ def write_checks(con, run_id: str, checks) -> None:
                                 source_round=c.source_round, perturbations=json.dumps(list(c.perturbations)),
                                 test_case_ids=json.dumps(list(c.test_case_ids)), positions=json.dumps(list(c.positions)),
                                 text_a=c.text_a, text_b=c.text_b, similarity=c.similarity,
-                                ec_equivalent=c.ec_equivalent, violated=c.violated, bug_level=c.bug_level)
+                                ec_equivalent=c.ec_equivalent, violated=c.violated, bug_level=c.bug_level,
+                                unstable=c.unstable)
                            for c in checks])
+
+
+def write_orig_samples(con, run_id: str, cases, orig_samples: list[dict]) -> None:
+    """ORIG's answers when asked again (``--orig-repeats``): sample k of every ORIG round (idempotent)."""
+    upsert(con, "orig_samples", [dict(run_id=run_id, test_case_id=c.test_case_id, position=pos, sample=k,
+                                      output=sample[(c.test_case_id, pos)].text if (c.test_case_id, pos) in sample
+                                      else None)
+                                 for k, sample in enumerate(orig_samples, start=1) for c in cases
+                                 for pos in range(1, len(c.source_rounds) + 1)], update=("output",))
 
 
 def write_run_metrics(con, run_id: str, rows: list[dict]) -> None:

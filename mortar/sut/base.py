@@ -50,11 +50,14 @@ class Conversation:
     story: str
     history: tuple[Turn, ...]
     question: str
+    sample: int = 0  # > 0: the same conversation asked again (``--orig-repeats``), stored as an answer of its own
 
     @functools.cached_property
     def hash(self) -> str:
         """Identifies the conversation (not the SUT): key of the stored answer together with the fingerprint."""
         doc = [self.story, [[t.question, t.answer] for t in self.history], self.question]
+        if self.sample:
+            doc.append(self.sample)
         return hashlib.sha256(json.dumps(doc, ensure_ascii=False).encode()).hexdigest()
 
     def messages(self, system_prompt: str) -> list[dict]:
