@@ -68,7 +68,10 @@ def main() -> None:
     made = {}
     for targets in ("random", "gri", "wali"):
         config = RunConfig(dataset=str(SAMPLE), methods=(METAL_METHOD,), sut=args.sut, limit=args.limit, targets=targets)
+        start = time.perf_counter()
         result = run(None, config, db=args.db)
+        print(f"  (--targets {targets}: run {result.run_id}, {time.perf_counter() - start:.0f} s made or resumed)",
+              flush=True)
         with store.connect(args.db, read_only=True) as con:
             cases, _ = store.read_cases_and_verdicts(con, result.run_id)
             checks = [c for c in store.read_checks(con, result.run_id) if c.relation == METAL]
