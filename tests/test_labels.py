@@ -35,7 +35,7 @@ def synthetic_store(db, n: int, run_id: str = RUN, sut: str = "synthetic-sut") -
                         ELSE '["' || ['DRS','DRR','DRD','DSR','DSD'][1 + (i // 5) % 5] || '"]' END,
                    '["tc"]', '[1]', 'answer ' || i || CASE WHEN i % 1000 = 8 THEN ' needle' ELSE '' END,
                    'reference ' || i, (i % 100) / 100.0, i % 5 <> 2, i % 2 = 0,
-                   CASE WHEN i % 5 = 0 THEN NULL ELSE ['L1','L2','L3'][1 + i % 3] END
+                   CASE WHEN i % 5 = 0 THEN NULL ELSE ['L1','L2','L3'][1 + i % 3] END, FALSE
             FROM range(?) t(i)""", [run_id, 2 * n])
 
 
