@@ -67,6 +67,14 @@ def test_mr1_and_mr2_follow_the_ec_verdict_and_skip_unknown_gold():
     assert not any(c.source_round == 3 and c.relation != "RBT" for c in checks.values())
 
 
+def test_mr2_leaves_a_right_answer_that_the_story_alone_gives():
+    drs = TestCase("s", "DRS", 1, (2, 1, 3))
+    verdicts = {ORIG_CASE.test_case_id: [ec(True)] * 3, drs.test_case_id: [ec(False), ec(False), ec(False)]}
+    checks = by_id(run([ORIG_CASE, drs], verdicts, {**outs(ORIG_CASE, "Ann", "red", "x"), **outs(drs, "red", "Ann", "y")}))
+    assert checks["MR2/s/DRS/1/1"].violated  # "What colour?": its words lead nowhere in the story
+    assert not checks["MR2/s/DRS/1/2"].violated  # "Who had a kite?": the story's kite sentence says Ann
+
+
 def test_errored_rounds_are_never_compared():
     drs = TestCase("s", "DRS", 1, (2, 1, 3))
     verdicts = {ORIG_CASE.test_case_id: [ec(True)] * 3, drs.test_case_id: [ec(True)] * 3}
@@ -97,7 +105,11 @@ def test_mr4_flags_an_ec_false_version_that_answers_like_an_ec_true_one_and_skip
                 b.test_case_id: [ec(True), ec(True)]}
     outputs = {**outs(ORIG_CASE, "Ann", "red", "x"), **outs(a, "red", "Ann"), **outs(b, "Ann", "red")}
     checks = by_id(run([ORIG_CASE, a, b], verdicts, outputs))
-    assert checks["MR4/s/1"].violated and checks["MR4/s/2"].violated
+    assert checks["MR4/s/2"].violated  # "What colour?" without its context: a right "red" is a guess
+    # "Who had a kite?" leads to the one sentence about a kite, which says Ann: right in both is no bug
+    assert not checks["MR4/s/1"].violated and checks["MR4/s/1"].similarity == 1.0
+    wrong = {**outputs, **outs(a, "red", "Bob"), **outs(b, "Bob", "red")}
+    assert by_id(run([ORIG_CASE, a, b], verdicts, wrong))["MR4/s/1"].violated  # agreeing on a wrong answer: still a bug
     only_false = {ORIG_CASE.test_case_id: [ec(True)] * 3, a.test_case_id: [ec(False), ec(False)]}
     assert not any(c.relation in ("MR3", "MR4") for c in run([ORIG_CASE, a], only_false, outputs))
 

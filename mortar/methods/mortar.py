@@ -15,6 +15,7 @@ from mortar.context import check_case
 from mortar.methods import Made, Making, Table, TestMethod, register_method
 from mortar.perturb import perturbed_cases
 from mortar.relations import DIRECTION, GROUP, INVARIANCE, Check, Judging, Relation, register_relation
+from mortar.story_support import story_answers
 from mortar.vocab import DIALOGUE_PERTURBATIONS, MORTAR_METHOD, MORTAR_RELATIONS, MR1, MR2, MR3, MR4, MT
 
 
@@ -42,13 +43,21 @@ def _versions(j: Judging):
             yield case, pos, source, verdict.equivalent, out
 
 
+def _story_gives(j: Judging, source: int, *answers: str) -> bool:
+    """Every answer is right, and the story alone gives the reference to the question's own words: answering it
+    without the lost context is reading the story, no bug (``mortar.story_support``)."""
+    question, reference = j.question(source), j.references[source]
+    return (all(j.oracle.similarity(question, reference, a) >= j.threshold for a in answers)
+            and story_answers(question, reference, j.seed.story))
+
+
 def _per_round(name: str, equivalent: bool, j: Judging) -> list[Check]:
     checks = []
     for case, pos, source, ec, out in _versions(j):
         if ec != equivalent:
             continue
         sim = j.oracle.similarity(j.question(source), j.references[source], out)
-        violated = sim < j.threshold if equivalent else sim >= j.threshold
+        violated = sim < j.threshold if equivalent else sim >= j.threshold and not _story_gives(j, source, out)
         checks.append(Check(f"{name}/{case.test_case_id}/{pos}", name, j.seed.id, source, (case.perturbation,),
                             (case.test_case_id,), (pos,), out, j.references[source], sim, ec, violated))
     return checks
@@ -60,7 +69,8 @@ def mr1(j: Judging) -> list[Check]:
 
 
 def mr2(j: Judging) -> list[Check]:
-    """Context-altering: an EC-false round should no longer match the reference (sim < ε)."""
+    """Context-altering: an EC-false round should no longer match the reference (sim < ε), unless the story alone
+    gives that answer to the question's own words."""
     return _per_round(MR2, False, j)
 
 
@@ -91,14 +101,16 @@ def mr3(j: Judging) -> list[Check]:
 
 
 def mr4(j: Judging) -> list[Check]:
-    """Inter-group divergence: every EC-true version differs from every EC-false one (max sim < ε)."""
+    """Inter-group divergence: every EC-true version differs from every EC-false one (max sim < ε), unless both
+    answers of the most similar pair are right and the story alone gives them."""
     checks = []
     for source, group in sorted(_groups(j).items()):
         same, other = group[True], group[False]
         if same and other:  # the most similar pair across the groups decides
             sim, a, b = max(((j.oracle.agreement(j.question(source), a[2], b[2]), a, b)
                              for a, b in product(same, other)), key=lambda t: t[0])
-            checks.append(_pair_check(MR4, j, source, same + other, a, b, sim, sim >= j.threshold, None))
+            violated = sim >= j.threshold and not _story_gives(j, source, a[2], b[2])
+            checks.append(_pair_check(MR4, j, source, same + other, a, b, sim, violated, None))
     return checks
 
 
@@ -107,13 +119,15 @@ register_relation(Relation(
     "still match the reference (similarity ≥ ε); a violation is a detection.", mr1))
 register_relation(Relation(
     MR2, MT, DIRECTION, "MR2, context-altering: the context lost what the question needs (EC false), so the answer "
-    "should no longer match the reference (similarity < ε).", mr2))
+    "should no longer match the reference (similarity < ε) — unless the story alone gives that answer to the "
+    "question's own words.", mr2))
 register_relation(Relation(
     MR3, MT, INVARIANCE, "MR3, inner-group consistency: every EC-true version of a question should get the same "
     "answer (least similar pair ≥ ε); one detection per question.", mr3))
 register_relation(Relation(
     MR4, MT, GROUP, "MR4, inter-group divergence: an EC-true and an EC-false version of a question should get "
-    "different answers (most similar pair < ε); one detection per question.", mr4))
+    "different answers (most similar pair < ε), unless both are right and the story alone gives them; one "
+    "detection per question.", mr4))
 
 
 def tables(checks, cases, verdicts) -> list[Table]:
