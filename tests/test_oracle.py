@@ -31,6 +31,8 @@ ACCEPTED = [
     ("How much did it raise?", "3,150 dollars", "$3,150", "the number matches"),
     ("When is the open day?", "14 June", "June 14th", "the number matches"),
     ("When was it published?", "in 1987", "It came out in 1987.", "the number matches"),
+    # a number the question says is no answer: 'three' is the question's, 'two' the answer's
+    ("How many of the three girls went?", "two of the three", "two girls went", "the number matches (two)"),
     # paraphrases and other words for the same thing
     ("Where did she find it?", "on the beach", "on the shore", "close in meaning"),
     ("What was the land before?", "a car park", "a parking lot", "close in meaning"),
@@ -52,6 +54,7 @@ REJECTED = [
     ("When is the open day?", "14 June", "14 July", "says july"),
     ("How many helped?", "fourteen parents and six teachers", "six parents and fourteen teachers",
      "different number"),
+    ("Who finished first?", "Rosa came first", "Mia came first", "names a different entity"),  # 'first' is asked
     # a wrong entity, a wrong member of a closed class, a substituted modifier, a dropped negation
     ("Who found the rock?", "Anders Bakke", "Jonas Eide", "names a different entity"),
     ("What colour was he?", "grey", "He was a black cat.", "says black"),

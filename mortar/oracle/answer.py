@@ -13,7 +13,7 @@ import re
 
 from dataclasses import replace
 
-from mortar.answers import PROFORMS, analyse, analyse_question, normalize_word, same_word
+from mortar.answers import PROFORMS, analyse, analyse_question, normalize_word, quantities, same_word
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.embeddings import Embeddings
 
@@ -231,15 +231,19 @@ class AnswerJudge:
 
     @staticmethod
     def _compare_quantities(r, c, q, asked_noun=None):
-        if not r.quantities:
+        # a number the question itself says is no evidence ('first' in an answer to 'Who got there first?')
+        asked = quantities(q.text) if q is not None else []
+        ref_quantities = [x for x in r.quantities if not any(x.matches(a) for a in asked)]
+        said = [y for y in c.quantities if not any(y.matches(a) for a in asked)]
+        if not ref_quantities:
             return None
-        if not c.quantities:
-            shown = _texts(r.quantities) or "a number"
+        if not said:
+            shown = _texts(ref_quantities) or "a number"
             return "missing", f"gives no number (the reference says {shown})"
         # a bare gold number counts what the question asks about ('twenty' → twenty countries)
         ref = [replace(x, noun=asked_noun) if asked_noun and x.noun is None and x.dim is None else x
-               for x in r.quantities]
-        stated = {id(x) for x, y in zip(ref, r.quantities) if y.noun}
+               for x in ref_quantities]
+        stated = {id(x) for x, y in zip(ref, ref_quantities) if y.noun}
 
         def fits(x, y):
             """The same number in the same role: 'twenty years' is not the answer to 'how many countries'."""
@@ -247,22 +251,22 @@ class AnswerJudge:
                 return False
             return not (id(x) in stated and y.noun and not same_word(x.noun, y.noun))
 
-        found = [x for x in ref if any(fits(x, y) for y in c.quantities)]
+        found = [x for x in ref if any(fits(x, y) for y in said)]
         # the same noun counted differently ('six parents' for 'fourteen parents'), the same unit measured differently
         for x in ref:
-            if not any(fits(x, y) for y in c.quantities):
-                other = next((y for y in c.quantities if (x.noun and y.noun and same_word(x.noun, y.noun))
+            if not any(fits(x, y) for y in said):
+                other = next((y for y in said if (x.noun and y.noun and same_word(x.noun, y.noun))
                               or (x.dim and y.dim == x.dim)), None)
                 if other is not None:
                     return "conflict", f"different number: {other.text}, the reference says {x.text}"
-                if id(x) in stated and any(x.matches(y) and y.noun for y in c.quantities):
+                if id(x) in stated and any(x.matches(y) and y.noun for y in said):
                     return "conflict", f"counts something else than the reference ({x.text})"
         if len(found) == len(ref):
-            return "match", f"the number matches ({_texts(r.quantities)})"
+            return "match", f"the number matches ({_texts(ref_quantities)})"
         missing = [x for x in ref if x not in found]
         if found:
             return "partial", f"only part of the numbers match (missing {_texts(missing)})"
-        return "conflict", f"different number: {_texts(c.quantities)}, the reference says {_texts(r.quantities)}"
+        return "conflict", f"different number: {_texts(said)}, the reference says {_texts(ref_quantities)}"
 
     def _conflict(self, q, r, c) -> str | None:
         """A closed-class term or a negation that contradicts the reference."""
