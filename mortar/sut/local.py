@@ -10,6 +10,10 @@ conversation on a lane is tokenised in full with the chat template, and only the
 longest prefix it shares with the lane's cached tokens are run through the model. The executor walks
 the conversation tree depth-first per lane, so that shared prefix is the story and the whole
 history, and a round costs only the new turn's tokens. Lanes are decoded together in one batch.
+
+The keys and values of all lanes live in one preallocated buffer per layer, a row per lane, written in
+place by prefill and by batched decoding alike: nothing is copied to go from one to the other, and memory
+stays at one row of the longest conversation per lane (it grows only when a longer one comes).
 """
 
 from __future__ import annotations
@@ -201,8 +205,7 @@ class LocalSUT(SUT):
 
 @dataclass
 class _Lane:
-    tokens: list[int] = field(default_factory=list)  # exactly the tokens whose keys/values ``kv`` holds
-    kv: list | None = None  # per layer (keys, values), each (1, heads, len(tokens), head_dim)
+    tokens: list[int] = field(default_factory=list)  # exactly the tokens whose keys/values the lane's row holds
     pending: list[int] = field(default_factory=list)  # prompt tokens not yet run through the model
     generated: list[int] = field(default_factory=list)  # answer tokens; the last one is not in kv yet
     busy: bool = False
@@ -221,6 +224,10 @@ class LocalSession(Session):
         self.stop_ids = stop_token_ids(self.model, self.tokenizer, sut.local.stop_at_newline)
         self.refill_share = refill_share
         self._lanes = [_Lane() for _ in range(lanes)]
+        # per layer (lanes, kv heads, capacity, head dim): lane i's keys and values are row i, first
+        # len(tokens) slots; allocated on first use, grown when a conversation needs more room
+        self._keys: list = []
+        self._values: list = []
         self.forward_calls = 0
         self.prefilled_tokens = 0
 
@@ -236,7 +243,7 @@ class LocalSession(Session):
         # from what is cached (e.g. the template strips the answer or re-tokenises it differently); that
         # suffix is recomputed. At least one token is run, for the logits of the answer's first token.
         keep = min(_common_prefix(state.tokens, ids), len(ids) - 1)
-        self._crop(state, keep)
+        state.tokens = state.tokens[:keep]  # the row's slots after these are simply overwritten
         state.pending = ids[keep:]
         state.generated = []
         state.impurity = 0.0
@@ -252,18 +259,17 @@ class LocalSession(Session):
         state = self._lanes[lane]
         if state.busy:
             raise ValueError(f"lane {lane} is busy")
-        self._crop(state, min(_common_prefix(state.tokens, ids), len(ids) - 1))
-        cache = _cache(state.kv, room=len(ids) - len(state.tokens)) if state.kv else None
+        state.tokens = state.tokens[:min(_common_prefix(state.tokens, ids), len(ids) - 1)]
+        new = ids[len(state.tokens):]
         with torch.inference_mode():
-            out = self.model(input_ids=torch.tensor([ids[len(state.tokens):]]),
+            out = self.model(input_ids=torch.tensor([new]),
                              position_ids=torch.arange(len(state.tokens), len(ids)).unsqueeze(0),
-                             past_key_values=cache if cache is not None else _empty_cache(), use_cache=True,
-                             logits_to_keep=1)
+                             past_key_values=self._row_cache(lane, len(new)), use_cache=True, logits_to_keep=1)
         self.forward_calls += 1
-        self.prefilled_tokens += len(ids) - len(state.tokens)
-        state.kv = _layers(out.past_key_values)
+        self.prefilled_tokens += len(new)
         state.tokens = list(ids)
-        return torch.log_softmax(out.logits[0, -1].float(), dim=-1), state.kv
+        kv = [(k[lane:lane + 1, :, :len(ids)], v[lane:lane + 1, :, :len(ids)]) for k, v in zip(self._keys, self._values)]
+        return torch.log_softmax(out.logits[0, -1].float(), dim=-1), kv
 
     def wait(self) -> list[Completion]:
         import torch
@@ -272,10 +278,10 @@ class LocalSession(Session):
         if not busy:
             return []
         with torch.inference_mode():
-            for state in busy:
-                if state.pending:
-                    self._prefill(state)
-            running = [s for s in busy if not self._finished(s)]
+            for lane, state in enumerate(self._lanes):
+                if state.busy and state.pending:
+                    self._prefill(lane, state)
+            running = [i for i, s in enumerate(self._lanes) if s.busy and not self._finished(s)]
             # decode until enough lanes are free to be worth handing new work: rebuilding the batch costs a copy
             target = max(1, int(len(busy) * self.refill_share + 0.5))
             if running and len(busy) - len(running) < target:
@@ -299,67 +305,80 @@ class LocalSession(Session):
             text = text.split("\n", 1)[0]
         return text.strip()
 
-    def _crop(self, state: _Lane, keep: int) -> None:
-        if keep == 0:
-            state.kv = None
-        elif keep < len(state.tokens):
-            state.kv = [(k[:, :, :keep], v[:, :, :keep]) for k, v in state.kv]
-        state.tokens = state.tokens[:keep]
-
-    def _prefill(self, state: _Lane) -> None:
+    def _reserve(self, length: int) -> None:
+        """Room for ``length`` tokens in every lane's row (existing rows are kept)."""
         import torch
-        from transformers import DynamicCache
 
-        cache = _cache(state.kv, room=len(state.pending)) if state.kv else DynamicCache()
+        have = self._keys[0].shape[2] if self._keys else 0
+        if length <= have:
+            return
+        capacity = -(-max(length, have + have // 2) // 256) * 256  # grown by half at least: each growth copies
+        config = self.model.config
+        heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+        head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        shape = (self.lanes, heads, capacity, head_dim)
+        dtype = self.model.dtype
+        for buffers in (self._keys, self._values):
+            # zeros, not empty: masked slots still enter the attention product, and uninitialised memory may
+            # hold NaN, which no mask undoes
+            grown = [torch.zeros(shape, dtype=dtype) for _ in range(config.num_hidden_layers)]
+            for old, new in zip(buffers, grown):
+                new[:, :, :have] = old
+            buffers[:] = grown
+
+    def _row_cache(self, lane: int, room: int):
+        """A cache over lane ``lane``'s row that appends ``room`` more tokens in place."""
+        self._reserve(len(self._lanes[lane].tokens) + room)
+        return _adopt([(k[lane:lane + 1], v[lane:lane + 1]) for k, v in zip(self._keys, self._values)],
+                      len(self._lanes[lane].tokens))
+
+    def _prefill(self, lane: int, state: _Lane) -> None:
+        import torch
+
         start = len(state.tokens)
+        # the first answer token's room too: decoding appends it to this row
+        cache = self._row_cache(lane, len(state.pending) + self.max_new_tokens + 1)
         out = self.model(input_ids=torch.tensor([state.pending]),
                          position_ids=torch.arange(start, start + len(state.pending)).unsqueeze(0),
                          past_key_values=cache, use_cache=True, logits_to_keep=1)
         self.forward_calls += 1
         self.prefilled_tokens += len(state.pending)
-        state.kv = _layers(out.past_key_values)
         state.tokens = state.tokens + state.pending
         state.pending = []
         state.generated = [int(out.logits[0, -1].argmax())]
         state.impurity = float(_impurity(out.logits[:, -1])[0])
 
-    def _decode(self, lanes: list[_Lane], until_finished: int) -> None:
-        """Greedy steps for ``lanes`` in one batch until ``until_finished`` of them are done.
+    def _decode(self, rows: list[int], until_finished: int) -> None:
+        """Greedy steps for the lanes ``rows`` in one batch until ``until_finished`` of them are done.
 
-        The lanes' caches differ in length, so they are left-padded to the longest; the padding is
-        masked out and each lane gets its own positions, so every row computes what it would alone.
+        Each lane's tokens start at slot 0 of its row and end where its conversation ends; a step writes each
+        lane's new token right after its own tokens. The attention mask covers each row's own slots only and
+        each lane gets its own positions, so every row computes what it would alone. When not every lane is
+        running, the running rows are gathered into a batch of their own and written back after.
         """
         import torch
 
-        lengths = [len(s.tokens) for s in lanes]
-        width = max(lengths)
-        offsets = [width - n for n in lengths]
+        lanes = [self._lanes[i] for i in rows]
+        lengths = torch.tensor([len(s.tokens) for s in lanes])
         room = self.max_new_tokens - min(len(s.generated) for s in lanes) + 1
-        buffers = []
-        for layer in range(len(lanes[0].kv)):
-            k0, v0 = lanes[0].kv[layer]
-            keys = k0.new_zeros((len(lanes), k0.shape[1], width + room, k0.shape[3]))
-            values = v0.new_zeros((len(lanes), v0.shape[1], width + room, v0.shape[3]))
-            for i, s in enumerate(lanes):
-                keys[i, :, offsets[i]:width] = s.kv[layer][0][0]
-                values[i, :, offsets[i]:width] = s.kv[layer][1][0]
-            buffers.append((keys, values))
-        for s in lanes:
-            s.kv = None
-        cache = _adopt(buffers, width)
-        del buffers
-        mask = torch.zeros((len(lanes), width), dtype=torch.long)
-        for i, offset in enumerate(offsets):
-            mask[i, offset:] = 1
-        positions = torch.tensor(lengths).unsqueeze(1)
+        self._reserve(int(lengths.max()) + room)
+        width = int(lengths.max()) + room
+        whole = rows == list(range(self.lanes))
+        index = torch.tensor(rows)
+        buffers = [(k, v) if whole else (k[index, :, :width], v[index, :, :width])
+                   for k, v in zip(self._keys, self._values)]
+        cache = _rows_cache(buffers, lengths)
+        slots = torch.arange(width)
+        step = 0
         done = 0
         while done < until_finished:
-            # a lane already finished keeps being fed its last token; that tail is cut off below
-            mask = torch.cat([mask, torch.ones((len(lanes), 1), dtype=torch.long)], dim=1)
+            # a lane already finished keeps being fed its last token; those slots lie past its tokens
+            at = lengths + step
+            mask = (slots[:int(at.max()) + 1].unsqueeze(0) <= at.unsqueeze(1)).long()
             out = self.model(input_ids=torch.tensor([[s.generated[-1]] for s in lanes]), attention_mask=mask,
-                             position_ids=positions, past_key_values=cache, use_cache=True)
+                             position_ids=at.unsqueeze(1), past_key_values=cache, use_cache=True)
             self.forward_calls += 1
-            positions = positions + 1
+            step += 1
             best = out.logits[:, -1].argmax(-1).tolist()
             impurity = _impurity(out.logits[:, -1]).tolist()
             done = 0
@@ -369,9 +388,11 @@ class LocalSession(Session):
                     s.generated.append(token)
                     s.impurity += gini
                 done += self._finished(s)
-        for i, (s, offset) in enumerate(zip(lanes, offsets)):
-            end = offset + len(s.tokens)
-            s.kv = [(k[i:i + 1, :, offset:end], v[i:i + 1, :, offset:end]) for k, v in _layers(cache)]
+        if not whole:
+            used = int(lengths.max()) + step
+            for (k, v), (bk, bv) in zip(zip(self._keys, self._values), buffers):
+                k[index, :, :used] = bk[:, :, :used]
+                v[index, :, :used] = bv[:, :, :used]
 
 
 def _impurity(logits):
@@ -379,25 +400,6 @@ def _impurity(logits):
     import torch
 
     return 1.0 - torch.softmax(logits.float(), dim=-1).pow(2).sum(dim=-1)
-
-
-def _empty_cache():
-    from transformers import DynamicCache
-
-    return DynamicCache()
-
-
-def _cache(kv: list, room: int):
-    """A DynamicCache holding ``kv`` (per layer (keys, values)) with ``room`` free slots after the tokens."""
-    buffers = []
-    for keys, values in kv:
-        n = keys.shape[2]
-        k = keys.new_empty((*keys.shape[:2], n + room, keys.shape[3]))
-        v = values.new_empty((*values.shape[:2], n + room, values.shape[3]))
-        k[:, :, :n] = keys
-        v[:, :, :n] = values
-        buffers.append((k, v))
-    return _adopt(buffers, kv[0][0].shape[2])
 
 
 def _adopt(buffers: list, length: int):
@@ -408,6 +410,49 @@ def _adopt(buffers: list, length: int):
     cache = DynamicCache()
     cache.layers = [layer(keys, values, length) for keys, values in buffers]
     return cache
+
+
+def _rows_cache(buffers: list, lengths):
+    """A DynamicCache over (lanes, heads, slots, head_dim) buffers in which row i holds ``lengths[i]`` tokens
+    and each step appends every row's new token right after its own tokens."""
+    from transformers import DynamicCache
+
+    layer = _rows_layer_class()
+    cache = DynamicCache()
+    cache.layers = [layer(keys, values, lengths.clone()) for keys, values in buffers]
+    return cache
+
+
+@functools.cache
+def _rows_layer_class():
+    import torch
+    from transformers.cache_utils import DynamicLayer
+
+    class RowsLayer(DynamicLayer):
+        """One decoding step at a time, each row's token written at its own length; the view handed to attention
+        reaches the longest row (the mask hides each row's slots past its own tokens)."""
+
+        def __init__(self, keys, values, lengths):
+            super().__init__()
+            self.dtype, self.device = keys.dtype, keys.device
+            self.is_initialized = True
+            self._keys, self._values, self._lengths = keys, values, lengths
+            self._rows = torch.arange(keys.shape[0])
+            self._expose()
+
+        def _expose(self) -> None:
+            width = int(self._lengths.max())
+            self.keys = self._keys[:, :, :width]
+            self.values = self._values[:, :, :width]
+
+        def update(self, key_states, value_states, *args, **kwargs):
+            self._keys[self._rows, :, self._lengths] = key_states[:, :, 0]
+            self._values[self._rows, :, self._lengths] = value_states[:, :, 0]
+            self._lengths += 1
+            self._expose()
+            return self.keys, self.values
+
+    return RowsLayer
 
 
 @functools.cache
@@ -445,10 +490,6 @@ def _growing_layer_class():
             return self.keys, self.values
 
     return GrowingLayer
-
-
-def _layers(cache) -> list:
-    return [(layer.keys, layer.values) for layer in cache.layers]
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
