@@ -431,28 +431,27 @@ def report(checks, cases, verdicts, selections: dict | None = None, mutants: lis
         checks = [replace(c, violated=False, bug_level=None) if c.unstable else c for c in checks]
     result = {"metrics": run_metrics(checks, cases),
               "tables": [t for m in ran if m.tables for t in m.tables(checks, cases, verdicts)]}
+
+    def add(key: str, title: str, caption: str, rows: list[dict]) -> None:
+        """A figure of the report that is also one of its tables."""
+        result[key] = rows
+        result["tables"].append(Table(key, title, caption, rows))
+
     if selections:
-        result["selection"] = selection_summary(selections)
-        result["tables"].append(Table(
-            "selection", "Response selection: hits@1 and MRR of the gold answer per version",
+        add("selection", "Response selection: hits@1 and MRR of the gold answer per version",
             "The SUT ranks the gold answer among distractors by its own likelihood (no judge, no threshold). "
             "agreement / kappa: how often 'gold ranked first' agrees with the answer oracle accepting the SUT's "
-            "generated answer on the same rounds.",
-            result["selection"]))
+            "generated answer on the same rounds.", selection_summary(selections))
     if mutants:
-        result["guidance"] = guidance_summary(checks, mutants)
-        result["tables"].append(Table(
-            "guidance", "Gini-guided generation against random transformation at the same budget",
+        add("guidance", "Gini-guided generation against random transformation at the same budget",
             "Each evaluated mutant costs one SUT call. Gini: DialTest's Algorithm 1 keeps a mutant whose answer's "
             "Gini impurity rises by more than τ and goes on from it; random: random transformations of the seed "
-            "question, all kept. Bugs: violations of the kept mutants' relations.", result["guidance"]))
+            "question, all kept. Bugs: violations of the kept mutants' relations.", guidance_summary(checks, mutants))
     if unstable:
-        result["unstable"] = unstable_summary(unstable)
-        result["tables"].append(Table(
-            "unstable", "Detections on unstable seed questions (reported apart)",
+        add("unstable", "Detections on unstable seed questions (reported apart)",
             "ORIG was answered more than once (--orig-repeats) and the answers to these seed questions disagree "
             "with each other: a detection there may come from the SUT's own randomness, not from the test case. "
-            "They are left out of every other figure.", result["unstable"]))
+            "They are left out of every other figure.", unstable_summary(unstable))
     if len(ran) >= 2:
         result["uniqueness"] = uniqueness(checks, ran)
         result["overlap"] = overlap(checks, ran)
