@@ -19,7 +19,7 @@ from mortar.metrics import run_report
 from mortar.relations import Check
 from mortar.run import RunConfig, run
 from mortar.sut.base import SUT
-from mortar.vocab import ALL, L1, L2, L3, LEVELS, MR1, MR2, RATE, RBT
+from mortar.vocab import ALL, L1, L2, L3, LEVELS, MR1, MR2, MR4, RATE, RBT
 
 SEEDS = [
     ("kite", "Ann had a red kite. She flew it on the hill with her brother Tom. The wind was strong that day. "
@@ -91,16 +91,18 @@ def on(check, question) -> bool:
 def test_compare_gives_exactly_the_detections_the_known_differences_make(runs):
     a, b, result = runs.checks_a, runs.checks_b, runs.result
     assert ids(a) == ids(b)  # the same checks were made: only verdicts differ
-    # a wrong answer violates RBT and MR1 (the answer should match the reference) and passes MR2 (it should not)
-    only_b = {c.check_id for c in a if (on(c, FLY) and c.relation in (RBT, MR1)) or (on(c, FISH) and c.relation == MR2)}
-    only_a = {c.check_id for c in a if (on(c, FISH) and c.relation in (RBT, MR1)) or (on(c, FLY) and c.relation == MR2)}
-    assert {c.relation for c in a if c.check_id in only_a | only_b} == {RBT, MR1, MR2}
+    # a wrong answer violates RBT and MR1 (the answer should match the reference), and MR4 where it is the same
+    # wrong answer with and without the context; the right answer the other SUT gives there is one the story
+    # alone gives ('They caught two fish.'), so it violates neither MR2 nor MR4
+    only_b = {c.check_id for c in a if on(c, FLY) and c.relation in (RBT, MR1, MR4)}
+    only_a = {c.check_id for c in a if on(c, FISH) and c.relation in (RBT, MR1, MR4)}
+    assert {c.relation for c in a if c.check_id in only_a | only_b} == {RBT, MR1, MR4}
     assert ids(result.only_b) == only_b and ids(result.only_a) == only_a
     both = ids(c for c in a if c.violated) - only_a
     assert both and {x.check_id for x, _ in result.both} == both == ids(c for c in b if c.violated) - only_b
     top = next(r for r in result.rows if r["relation"] == ALL and r["level"] == ALL)
     assert (top["only A"], top["only B"], top["both"]) == (len(only_a), len(only_b), len(both))
-    for relation in (RBT, MR1, MR2):
+    for relation in (RBT, MR1, MR4):
         row = next(r for r in result.rows if r["relation"] == relation and r["level"] == ALL)
         assert row["only B"] == sum(c.relation == relation for c in a if c.check_id in only_b)
         assert row["only A"] == sum(c.relation == relation for c in a if c.check_id in only_a)
