@@ -19,7 +19,7 @@ from mortar.metrics import run_report
 from mortar.relations import Check
 from mortar.run import RunConfig, run
 from mortar.sut.base import SUT
-from mortar.vocab import ALL, L1, L2, L3, LEVELS, MR1, MR2, MR4, RATE, RBT
+from mortar.vocab import ALL, L1, L2, L3, LEVELS, MR1, MR4, RATE, RBT
 
 SEEDS = [
     ("kite", "Ann had a red kite. She flew it on the hill with her brother Tom. The wind was strong that day. "
