@@ -85,6 +85,42 @@ def test_lanes_decoded_in_one_batch_answer_as_each_would_alone(smollm2, seeds):
     assert [answers[i] for i in range(3)] == [generate(smollm2, c) for c in conversations]
 
 
+def test_a_lane_idle_between_decoding_lanes_keeps_its_cache(smollm2, seeds):
+    """Lanes 0 and 2 decode as one batch over rows 0–2: idle lane 1 is fed placeholders past its own tokens."""
+    seed = seeds[5]
+    first = Conversation(seed.story, (), seed.rounds[0].question)
+    session = smollm2.session(lanes=3)
+    a1 = ask(session, 1, first)
+    others = [Conversation(seeds[6].story, (), seeds[6].rounds[0].question),
+              Conversation(seeds[7].story, (), seeds[7].rounds[0].question)]
+    session.submit(0, others[0])
+    session.submit(2, others[1])
+    answers = {}
+    while len(answers) < 2:
+        answers.update({c.lane: c.text for c in session.wait()})
+    assert [answers[0], answers[2]] == [generate(smollm2, c) for c in others]
+    cached = session.cached_tokens(1)
+    follow_up = Conversation(seed.story, (Turn(first.question, a1),), seed.rounds[1].question)
+    before = session.prefilled_tokens
+    assert ask(session, 1, follow_up) == generate(smollm2, follow_up)
+    assert session.prefilled_tokens - before < len(cached) // 5  # the idle lane's story was reused, not re-read
+
+
+def test_packed_layers_compute_what_the_loaded_ones_do_from_memory_of_their_own(smollm2, seeds):
+    packed, tokenizer = smollm2.loaded
+    plain, _ = smollm2.white_box
+    assert packed is not plain and packed.model.layers[0].mlp.up_proj.__class__.__name__ == "PackedLinear"
+    ids = torch.tensor([template_ids(smollm2, Conversation(seeds[0].story, (), seeds[0].rounds[0].question))])
+    with torch.inference_mode():
+        a, b = packed(input_ids=ids).logits[0], plain(input_ids=ids).logits[0]
+    assert (a - b).abs().max() < 1e-2 and torch.equal(a.argmax(-1), b.argmax(-1))
+    # the weights left unpacked (embedding, norms) are copies: none is read from the mapped weights file
+    files = [tuple(int(x, 16) for x in line.split()[0].split("-")) for line in open("/proc/self/maps")
+             if line.rstrip().endswith(".safetensors")]
+    assert files  # the white-box model still reads its weights from the file
+    assert not any(low <= p.data_ptr() < high for p in packed.parameters() for low, high in files)
+
+
 def test_execute_with_smollm2_stores_and_reads_back(smollm2, seeds, db):
     seed = seeds[4]
     cases = [TestCase(seed.id, "ORIG", 1, (1, 2)), TestCase(seed.id, "DRS", 1, (2, 1))]

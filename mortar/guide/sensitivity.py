@@ -132,8 +132,8 @@ def sensitivity(sut, conversation: Conversation, answer: str, method: str = GRI)
     """The local SUT's sensitivity to the conversation's tokens when it gives ``answer``."""
     from mortar.selection import _tokens
 
-    model, tokenizer = sut.loaded
-    model, prompt, (reply,) = _tokens(sut, conversation, [answer])
+    model, tokenizer = sut.white_box  # gradients and attention: the layers as loaded, not packed for answering
+    _, prompt, (reply,) = _tokens(sut, conversation, [answer])
     scores = (gri_scores if method == GRI else wali_scores)(model, prompt, reply)
     messages = conversation.messages(sut.settings.system_prompt)
     segments = segments_of(tokenizer, messages)

@@ -11,9 +11,10 @@ longest prefix it shares with the lane's cached tokens are run through the model
 the conversation tree depth-first per lane, so that shared prefix is the story and the whole
 history, and a round costs only the new turn's tokens. Lanes are decoded together in one batch.
 
-The keys and values of all lanes live in one preallocated buffer per layer, a row per lane, written in
-place by prefill and by batched decoding alike: nothing is copied to go from one to the other, and memory
-stays at one row of the longest conversation per lane (it grows only when a longer one comes).
+The keys and values of all lanes live in one buffer per layer, a row per lane, written in place by prefill
+and by batched decoding alike: nothing is copied to go from one to the other. The buffers are anonymous memory
+mappings, so only the slots a lane has written take memory, and a buffer outgrown is handed back at once.
+The linear layers run on weights packed once for the CPU's kernels (``mortar.sut.packed``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import logging
+import mmap
 import os
 import shutil
 import threading
@@ -109,16 +111,20 @@ _loaded: dict[str, tuple] = {}
 _load_lock = threading.Lock()
 
 
-def load_model(local: LocalModel):
-    """(model, tokenizer), loaded once per process; a GGUF is converted once and cached on disk."""
-    key = local.cache_key or str(local.source()[0])
+def load_model(local: LocalModel, packed: bool = True):
+    """(model, tokenizer), loaded once per process; a GGUF is converted once and cached on disk.
+
+    ``packed``: the linear layers laid out for fast answering (``mortar.sut.packed``), without gradients;
+    white-box guidance asks for the model as loaded (``packed=False``), a copy of its own.
+    """
+    key = (local.cache_key or str(local.source()[0]), packed)
     with _load_lock:
         if key not in _loaded:
-            _loaded[key] = _load(local)
+            _loaded[key] = _load(local, packed)
         return _loaded[key]
 
 
-def _load(local: LocalModel):
+def _load(local: LocalModel, packed: bool):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -127,6 +133,10 @@ def _load(local: LocalModel):
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     model.eval()
+    if packed:
+        from mortar.sut.packed import pack
+
+        pack(model)
     if local.chat_template:
         tokenizer.chat_template = local.chat_template
     if not tokenizer.chat_template:
@@ -163,10 +173,15 @@ def _converted(local: LocalModel) -> Path:
     return target
 
 
+# Lanes decoded together. Six answer as fast as eight on two cores once the weights are packed, and every lane
+# holds a whole conversation's keys and values (about 45 KB a token for SmolLM2).
+LANES = 6
+
+
 class LocalSUT(SUT):
     backend = "transformers"
 
-    def __init__(self, local: LocalModel, settings: SutSettings | None = None, lanes: int = 8):
+    def __init__(self, local: LocalModel, settings: SutSettings | None = None, lanes: int = LANES):
         super().__init__(settings)
         self.local = local
         self.model = local.name
@@ -178,6 +193,11 @@ class LocalSUT(SUT):
     @property
     def loaded(self):
         return load_model(self.local)
+
+    @property
+    def white_box(self):
+        """(model, tokenizer) with the model's own layers: gradients and attention for GRI and WALI."""
+        return load_model(self.local, packed=False)
 
     @property
     def tokenizer(self):
@@ -282,7 +302,7 @@ class LocalSession(Session):
                 if state.busy and state.pending:
                     self._prefill(lane, state)
             running = [i for i, s in enumerate(self._lanes) if s.busy and not self._finished(s)]
-            # decode until enough lanes are free to be worth handing new work: rebuilding the batch costs a copy
+            # decode until enough lanes are free to be worth handing new work: each new conversation is prefilled alone
             target = max(1, int(len(busy) * self.refill_share + 0.5))
             if running and len(busy) - len(running) < target:
                 self._decode(running, target - (len(busy) - len(running)))
@@ -312,19 +332,19 @@ class LocalSession(Session):
         have = self._keys[0].shape[2] if self._keys else 0
         if length <= have:
             return
-        capacity = -(-max(length, have + have // 2) // 256) * 256  # grown by half at least: each growth copies
+        capacity = -(-max(length, have + have // 4) // 128) * 128  # grown by a quarter at least: each growth copies
         config = self.model.config
         heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
         head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
         shape = (self.lanes, heads, capacity, head_dim)
-        dtype = self.model.dtype
         for buffers in (self._keys, self._values):
-            # zeros, not empty: masked slots still enter the attention product, and uninitialised memory may
-            # hold NaN, which no mask undoes
-            grown = [torch.zeros(shape, dtype=dtype) for _ in range(config.num_hidden_layers)]
-            for old, new in zip(buffers, grown):
-                new[:, :, :have] = old
-            buffers[:] = grown
+            if not buffers:
+                buffers.extend([None] * config.num_hidden_layers)
+            for layer, old in enumerate(buffers):
+                grown = _zeros(shape, self.model.dtype)
+                for lane, state in enumerate(self._lanes if old is not None else ()):
+                    grown[lane, :, :len(state.tokens)] = old[lane, :, :len(state.tokens)]  # the rest holds nothing
+                buffers[layer] = grown
 
     def _row_cache(self, lane: int, room: int):
         """A cache over lane ``lane``'s row that appends ``room`` more tokens in place."""
@@ -353,46 +373,54 @@ class LocalSession(Session):
 
         Each lane's tokens start at slot 0 of its row and end where its conversation ends; a step writes each
         lane's new token right after its own tokens. The attention mask covers each row's own slots only and
-        each lane gets its own positions, so every row computes what it would alone. When not every lane is
-        running, the running rows are gathered into a batch of their own and written back after.
+        each lane gets its own positions, so every row computes what it would alone. The batch is the rows from
+        the first running lane to the last, a view of the buffers (a copy would cost as much memory again): a
+        lane between them that is not running is fed a placeholder, whose keys and values land past its own tokens.
         """
         import torch
 
-        lanes = [self._lanes[i] for i in rows]
+        first, last = min(rows), max(rows)
+        running = [i in rows and not self._finished(self._lanes[i]) for i in range(first, last + 1)]
+        lanes = self._lanes[first:last + 1]
         lengths = torch.tensor([len(s.tokens) for s in lanes])
-        room = self.max_new_tokens - min(len(s.generated) for s in lanes) + 1
+        room = self.max_new_tokens - min(len(self._lanes[i].generated) for i in rows) + 1
         self._reserve(int(lengths.max()) + room)
-        width = int(lengths.max()) + room
-        whole = rows == list(range(self.lanes))
-        index = torch.tensor(rows)
-        buffers = [(k, v) if whole else (k[index, :, :width], v[index, :, :width])
-                   for k, v in zip(self._keys, self._values)]
-        cache = _rows_cache(buffers, lengths)
-        slots = torch.arange(width)
+        cache = _rows_cache([(k[first:last + 1], v[first:last + 1]) for k, v in zip(self._keys, self._values)], lengths)
+        slots = torch.arange(int(lengths.max()) + room)
         step = 0
         done = 0
         while done < until_finished:
             # a lane already finished keeps being fed its last token; those slots lie past its tokens
             at = lengths + step
             mask = (slots[:int(at.max()) + 1].unsqueeze(0) <= at.unsqueeze(1)).long()
-            out = self.model(input_ids=torch.tensor([[s.generated[-1]] for s in lanes]), attention_mask=mask,
+            feed = [[s.generated[-1] if live else 0] for s, live in zip(lanes, running)]
+            out = self.model(input_ids=torch.tensor(feed), attention_mask=mask,
                              position_ids=at.unsqueeze(1), past_key_values=cache, use_cache=True)
             self.forward_calls += 1
             step += 1
             best = out.logits[:, -1].argmax(-1).tolist()
             impurity = _impurity(out.logits[:, -1]).tolist()
             done = 0
-            for s, token, gini in zip(lanes, best, impurity):
+            for s, live, token, gini in zip(lanes, running, best, impurity):
+                if not live:
+                    continue
                 if not self._finished(s):
                     s.tokens.append(s.generated[-1])
                     s.generated.append(token)
                     s.impurity += gini
                 done += self._finished(s)
-        if not whole:
-            used = int(lengths.max()) + step
-            for (k, v), (bk, bv) in zip(zip(self._keys, self._values), buffers):
-                k[index, :, :used] = bk[:, :, :used]
-                v[index, :, :used] = bv[:, :, :used]
+
+
+def _zeros(shape: tuple[int, ...], dtype):
+    """A zero tensor in an anonymous memory mapping of its own. Its pages take memory only once written, so a row's
+    spare room costs nothing, and dropping it hands the memory back at once (freed heap blocks stay with the
+    process). Zeros, not garbage: masked slots still enter the attention product, and NaN survives any mask."""
+    import math
+
+    import torch
+
+    size = math.prod(shape) * torch.finfo(dtype).bits // 8
+    return torch.frombuffer(mmap.mmap(-1, size), dtype=dtype).view(shape)
 
 
 def _impurity(logits):
