@@ -22,7 +22,7 @@ from mortar.methods.metal import MetalSettings
 from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
-from mortar.sut import DEFAULT_MAX_NEW_TOKENS
+from mortar.sut import DEFAULT_MAX_NEW_TOKENS, LOCAL_LANES
 from mortar.vocab import (RANDOM, ALL_METHODS, DIALOGUE_PERTURBATIONS, DIALTEST_KEEP_ABOVE, DIALTEST_OPERATORS, GINI_TAU, DUPLICATE_RATIO, DIALTEST_METHOD, LEVELS, METAL_RATE, MORTAR_METHOD,
                           NOISE_LOCATIONS, PERSONA_RELATIONS, QUESTION_AND_HISTORY, RBT, REDUCE_RATIO,
                           SELECTION_CANDIDATES)
@@ -590,7 +590,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="pass threshold ε (default: 0.5 for answer, the paper's 0.6 for cosine and mss)")
     run.add_argument("--limit", type=_positive, help="only the first N seeds")
     run.add_argument("--lanes", type=int, metavar="N",
-                     help="conversations answered at once: a local model's batch size (default 8), an HTTP SUT's "
+                     help=f"conversations answered at once: a local model's batch size (default {LOCAL_LANES}), an HTTP SUT's "
                           "requests in flight (default 4; 64 and more for a serving engine such as vLLM). Never "
                           "changes an answer, so not the run id either")
     run.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS, metavar="N",

@@ -18,6 +18,7 @@ from mortar.methods.metal import MetalSettings
 from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES, default_threshold
 from mortar.perturb import PerturbationSettings
+from mortar.sut import LOCAL_LANES
 from mortar.vocab import (DIALOGUE_PERTURBATIONS, DIALTEST_OPERATORS, NOISE_LOCATIONS, OPERATOR_TEXT, ORIG, PERSONA_RELATIONS, PERTURBATION_TEXT,
                           QUESTION_AND_HISTORY, RBT, SELECTION_CANDIDATES)
 
@@ -99,7 +100,7 @@ with st.form("launch"):
     lanes = c1.number_input("Lanes", min_value=0, value=DEFAULTS.lanes or 0, step=1,
                             help="Conversations answered at once: a local model's batch size, an HTTP SUT's requests "
                                  "in flight (64 and more for a serving engine such as vLLM). 0 = the SUT's default "
-                                 "(8 local, 4 HTTP). Never changes an answer, so it never starts another run.")
+                                 f"({LOCAL_LANES} local, 4 HTTP). Never changes an answer, so it never starts another run.")
     max_new_tokens = c2.number_input("Max new tokens", min_value=1, value=DEFAULTS.max_new_tokens, step=8,
                                      help="The longest answer, in tokens. Part of the SUT's fingerprint: another "
                                           "value asks every question again, as another run.")

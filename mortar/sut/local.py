@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import logging
-import mmap
 import os
 import shutil
 import threading
@@ -31,7 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mortar.sut.base import SUT, Completion, Conversation, Session, SutError, SutSettings
+from mortar.sut.base import LOCAL_LANES, SUT, Completion, Conversation, Session, SutError, SutSettings
+from mortar.sut.memory import drop_tail, zeros
 
 log = logging.getLogger(__name__)
 
@@ -173,15 +173,10 @@ def _converted(local: LocalModel) -> Path:
     return target
 
 
-# Lanes decoded together. Six answer as fast as eight on two cores once the weights are packed, and every lane
-# holds a whole conversation's keys and values (about 45 KB a token for SmolLM2).
-LANES = 6
-
-
 class LocalSUT(SUT):
     backend = "transformers"
 
-    def __init__(self, local: LocalModel, settings: SutSettings | None = None, lanes: int = LANES):
+    def __init__(self, local: LocalModel, settings: SutSettings | None = None, lanes: int = LOCAL_LANES):
         super().__init__(settings)
         self.local = local
         self.model = local.name
@@ -262,9 +257,8 @@ class LocalSession(Session):
         # Reuse the longest cached prefix. It ends where the template's rendering of the history departs
         # from what is cached (e.g. the template strips the answer or re-tokenises it differently); that
         # suffix is recomputed. At least one token is run, for the logits of the answer's first token.
-        keep = min(_common_prefix(state.tokens, ids), len(ids) - 1)
-        state.tokens = state.tokens[:keep]  # the row's slots after these are simply overwritten
-        state.pending = ids[keep:]
+        self._cut(lane, min(_common_prefix(state.tokens, ids), len(ids) - 1))
+        state.pending = ids[len(state.tokens):]
         state.generated = []
         state.impurity = 0.0
         state.busy = True
@@ -279,7 +273,7 @@ class LocalSession(Session):
         state = self._lanes[lane]
         if state.busy:
             raise ValueError(f"lane {lane} is busy")
-        state.tokens = state.tokens[:min(_common_prefix(state.tokens, ids), len(ids) - 1)]
+        self._cut(lane, min(_common_prefix(state.tokens, ids), len(ids) - 1))
         new = ids[len(state.tokens):]
         with torch.inference_mode():
             out = self.model(input_ids=torch.tensor([new]),
@@ -314,6 +308,15 @@ class LocalSession(Session):
                                               state.impurity / len(state.generated)))
         return completions
 
+    def _cut(self, lane: int, keep: int) -> None:
+        """Keep the first ``keep`` cached tokens of a lane; the memory of its slots after them goes back (a
+        lane holds only what its conversation needs, not the longest one it ever had)."""
+        state = self._lanes[lane]
+        if keep < len(state.tokens):
+            for buffer in (*self._keys, *self._values):
+                drop_tail(buffer[lane], keep)
+        state.tokens = state.tokens[:keep]
+
     def _finished(self, state: _Lane) -> bool:
         return bool(state.generated) and (state.generated[-1] in self.stop_ids
                                           or len(state.generated) >= self.max_new_tokens)
@@ -341,7 +344,7 @@ class LocalSession(Session):
             if not buffers:
                 buffers.extend([None] * config.num_hidden_layers)
             for layer, old in enumerate(buffers):
-                grown = _zeros(shape, self.model.dtype)
+                grown = zeros(shape, self.model.dtype)
                 for lane, state in enumerate(self._lanes if old is not None else ()):
                     grown[lane, :, :len(state.tokens)] = old[lane, :, :len(state.tokens)]  # the rest holds nothing
                 buffers[layer] = grown
@@ -409,18 +412,6 @@ class LocalSession(Session):
                     s.generated.append(token)
                     s.impurity += gini
                 done += self._finished(s)
-
-
-def _zeros(shape: tuple[int, ...], dtype):
-    """A zero tensor in an anonymous memory mapping of its own. Its pages take memory only once written, so a row's
-    spare room costs nothing, and dropping it hands the memory back at once (freed heap blocks stay with the
-    process). Zeros, not garbage: masked slots still enter the attention product, and NaN survives any mask."""
-    import math
-
-    import torch
-
-    size = math.prod(shape) * torch.finfo(dtype).bits // 8
-    return torch.frombuffer(mmap.mmap(-1, size), dtype=dtype).view(shape)
 
 
 def _impurity(logits):

@@ -13,13 +13,13 @@ loaded, unpacked (``load_model(..., packed=False)``).
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import logging
-import mmap
 import sys
 
 import torch  # this module is imported only where a local model is loaded
+
+from mortar.sut.memory import drop_pages
 
 log = logging.getLogger(__name__)
 
@@ -68,15 +68,11 @@ def _drop_file_pages(weight) -> None:
 
     The file stays mapped until its last tensor goes, so without this the file's pages and their packed copies
     would both be resident while the model is packed. Only pages wholly inside a file mapping are dropped (a later
-    read would fetch them from the file again); anywhere but Linux this does nothing.
+    read would fetch them from the file again).
     """
-    if not sys.platform.startswith("linux"):
-        return
     start, end = weight.data_ptr(), weight.data_ptr() + weight.nbytes
-    start, end = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE, end // mmap.PAGESIZE * mmap.PAGESIZE
-    if end <= start or not any(low <= start and end <= high for low, high in _file_mappings()):
-        return
-    ctypes.CDLL(None, use_errno=True).madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), 4)  # MADV_DONTNEED
+    if sys.platform.startswith("linux") and any(low <= start and end <= high for low, high in _file_mappings()):
+        drop_pages(start, end)
 
 
 def _file_mappings() -> list[tuple[int, int]]:
