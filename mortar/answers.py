@@ -401,6 +401,7 @@ class Analysis:
     norm: str  # SQuAD-style normalised text
     lemmas: list[str] = field(default_factory=list)  # normalised lemmas of all alphabetic tokens, in order
     content: dict[str, float] = field(default_factory=dict)  # content lemma → weight (the syntactic root weighs more)
+    nouns: set[str] = field(default_factory=set)  # lemmas of the common nouns
     entities: list[frozenset[str]] = field(default_factory=list)  # proper-name groups, titles dropped
     negated: set[str] = field(default_factory=set)  # lemmas a negation denies ('sell' in 'never to sell the farm')
     negated_scope: set[str] = field(default_factory=set)  # and the objects in its scope ('farm')
@@ -454,6 +455,8 @@ def analyse(doc, text: str) -> Analysis:
         if t.like_num or lem in ONES or lem in TENS or lem in ORDINALS or lem in SCALES:
             continue  # numbers are compared as quantities
         weight = 2.0 if t.i in head_tokens else 1.0
+        if t.pos_ == "NOUN":
+            a.nouns.add(lem)
         if t.pos_ == "PROPN":
             weight *= 1.5
         a.content[lem] = max(a.content.get(lem, 0.0), weight)

@@ -111,3 +111,31 @@ def antonyms(lemma: str, pos: str, senses: int | None = 2) -> tuple[str, ...]:
                     if w.lower() != key and w not in found:
                         found.append(w)
     return tuple(found)
+
+
+@lru_cache(maxsize=20000)
+def _kinds(offset: int, depth: int) -> dict[int, int]:
+    """The noun synset's hypernyms up to ``depth`` steps above it: offset → steps."""
+    found: dict[int, int] = {}
+    frontier = [offset]
+    for step in range(1, depth + 1):
+        frontier = [o for f in frontier for s, o, _, _, _ in _pointers(_synset_line("noun", f)) if s in ("@", "@i")]
+        for o in frontier:
+            found.setdefault(o, step)
+    return found
+
+
+@lru_cache(maxsize=20000)
+def kind_in_common(a: str, b: str, depth: int = 2) -> str | None:
+    """The nearest kind of thing two nouns name different members of ('room' for 'attic' and 'cellar', 'health
+    professional' for 'nurse' and 'doctor'), by their most frequent senses; None when they share a sense (synonyms),
+    when one is a kind of the other ('dog', 'animal'), or when no kind within ``depth`` steps holds both."""
+    index = _index("noun")
+    senses_a, senses_b = index.get(a.lower().replace(" ", "_"), ()), index.get(b.lower().replace(" ", "_"), ())
+    if not senses_a or not senses_b or set(senses_a) & set(senses_b):
+        return None
+    up_a, up_b = _kinds(senses_a[0], depth), _kinds(senses_b[0], depth)
+    if senses_a[0] in _kinds(senses_b[0], depth + 2) or senses_b[0] in _kinds(senses_a[0], depth + 2):
+        return None
+    common = sorted(up_a.keys() & up_b.keys(), key=lambda o: up_a[o] + up_b[o])
+    return _synset_words("noun", common[0])[0].replace("_", " ") if common else None

@@ -123,8 +123,6 @@ def test_a_name_variant_of_the_antecedent_satisfies_the_pronoun(race):
     assert v[2].equivalent and v[2].ontology and not v[2].story
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: the seed's own resolution (spacy_backend.resolve) prefers a named "
-                   "person anywhere back ('Tom Reed') over the nearer 'a boy', so Ḡ_j already holds the wrong identity")
 def test_a_pronoun_is_not_satisfied_by_a_compatible_but_other_person():
     story = "Tom Reed lived with his dog. One day a boy fell into the river, and Tom pulled him out."
     seed = Seed("river", story, (Round(1, "Who lived with a dog?", "Tom Reed"),

@@ -89,3 +89,23 @@ def test_two_answer_agreement(oracle, a, b, agree):
     score = oracle.agreement(question, a, b, STORY)
     assert (score >= oracle.threshold) is agree
     assert score == pytest.approx(oracle.agreement(question, b, a, STORY))  # symmetric
+
+
+def test_wordnet_names_the_kind_two_nouns_share():
+    from mortar.wordnet import kind_in_common
+
+    assert kind_in_common("attic", "cellar") == "floor"  # both are floors (levels) of a building
+    assert kind_in_common("nurse", "doctor") == "health professional"
+    assert kind_in_common("couch", "sofa") is None  # one sense: synonyms
+    assert kind_in_common("dog", "animal") is None  # one is a kind of the other
+    assert kind_in_common("attic", "democracy") is None  # nothing in common near them
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    ("Where did they hide the letters?", "in the attic", "They hid them in the cellar.", False),  # another room
+    ("Where did they hide the letters?", "in the attic", "Up in the attic, under the boards.", True),
+    ("Who treated the boy?", "a nurse", "A doctor treated him.", False),
+    ("What did she ride to school?", "a bicycle", "She rode her bike.", True),  # one synset
+])
+def test_another_thing_of_the_same_kind(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right

@@ -424,16 +424,18 @@ class _SeedExtraction:
         return None
 
     def resolve(self, kind: str, tok: Token, spans: list[tuple[int, Span]]) -> Anaphor:
-        # he/she point at people first: a named person anywhere back beats a nearer animal or thing
+        # he/she point at people first: the nearest person, named or not ('a boy'), beats a nearer animal or thing;
+        # a nearer person is the seed's antecedent even when someone else was named further back
         passes = [True, False] if tok.lower_ in GENDERED else [False]
-        for named_only in passes:
+        for people_only in passes:
             for k, span in spans:  # most recent utterance first
                 for cand in reversed(span):
                     if not (self.rules.is_independent_noun(cand) or cand.ent_type_):
                         continue
-                    if named_only and not (cand.pos_ == "PROPN" and cand.ent_type_ not in NUMERIC | TIMES):
+                    if people_only and not ((cand.pos_ == "PROPN" and cand.ent_type_ not in NUMERIC | TIMES)
+                                            or self.is_person(cand)):
                         continue
-                    if self.compatible(kind, tok, cand, strict=named_only):
+                    if self.compatible(kind, tok, cand, strict=people_only):
                         names = self.names_of(cand)
                         if names:
                             return Anaphor(kind, tok.text, names, _mention_text(cand), k + 1)

@@ -21,6 +21,7 @@ from mortar.oracle.embeddings import Embeddings
 SURE_PASS, PASS, SURE_FAIL, FAIL = 1.0, 0.9, 0.0, 0.1
 EMB_LOW, EMB_HIGH = 0.40, 0.80  # embedding cosine mapped linearly: 0.40 → 0, 0.80 → 1 (so 0.60 ↔ 0.5)
 SAME_PHRASE = 0.80  # two short phrases this close are synonyms ('washing basket', 'laundry basket')
+SAME_KIND = 0.65  # two nouns of one kind this close are used as synonyms ('beach', 'shore'); below: 'attic', 'cellar'
 
 
 def _texts(quantities) -> str:
@@ -171,6 +172,9 @@ class AnswerJudge:
                 return max(0.8, recall), link
         if conflict:
             return min(0.15, max(recall, meaning)), conflict
+        other_kind = self._other_kind(q, r, c) if recall < 0.5 and not entities else None
+        if other_kind:
+            return min(0.15, meaning), other_kind
         if entities and entities[0] == "missing":
             return min(0.15, meaning), entities[1]
         if entities and entities[0] == "absent":  # only the meaning can vouch for an answer without the name
@@ -317,6 +321,22 @@ class AnswerJudge:
             return "missing", f"names a different entity ({' '.join(sorted(new[0]))}), the reference says {ref_name}"
         return "absent", f"does not contain the reference entity ({ref_name})"
 
+    def _other_kind(self, q, r, c) -> str | None:
+        """Another thing of the same kind as the reference's: 'the cellar' for 'the attic' (both rooms), 'a nurse'
+        for 'a doctor'. Embeddings put such pairs close together; WordNet tells them apart."""
+        echo = q.lemmas if q is not None else set()
+        ref = [n for n in r.nouns if n not in echo]
+        said = [n for n in c.nouns if n not in echo and not any(same_word(n, x) for x in r.lemmas)]
+        if not ref or not said or any(same_word(n, x) for n in ref for x in c.lemmas):
+            return None
+        for h in ref:
+            for n in said:
+                kind = _kind_in_common(h, n)
+                # near-synonyms in sibling senses ('shore' for 'beach', 'professor' for 'teacher') stay close
+                if kind and self._cos(n, h) < SAME_KIND:
+                    return f"names another {kind} ({n}), the reference says {h}"
+        return None
+
     @staticmethod
     def _other_country(question, reference, candidate) -> str | None:
         """A country (or nationality) other than the reference's: 'Chile' for 'Peru', 'Belgian' for 'Dutch'."""
@@ -382,6 +402,15 @@ def _antonyms(word: str, pos: str) -> tuple[str, ...]:
         return antonyms(word, pos)
     except WordNetMissing:  # no antonyms; the other rules still apply
         return ()
+
+
+def _kind_in_common(a: str, b: str) -> str | None:
+    from mortar.wordnet import WordNetMissing, kind_in_common
+
+    try:
+        return kind_in_common(a, b)
+    except WordNetMissing:
+        return None
 
 
 _REASON_LEAD = re.compile(r"^\W*(?:because(?: of)?|since|as|due to|in order to|so that|to)\s+", re.IGNORECASE)
