@@ -133,6 +133,18 @@ def test_a_pronoun_is_not_satisfied_by_a_compatible_but_other_person():
     assert not v[1].equivalent  # 'him' is the boy, who has not been mentioned; Tom Reed is no stand-in
 
 
+def test_an_object_pronoun_is_not_its_own_verbs_subject():
+    story = "Mrs Parker ran the village race. Near the end she passed Ana Reyes, who had led all morning."
+    seed = Seed("race", story, (Round(1, "Who ran the village race?", "Mrs Parker"),
+                                Round(2, "Who had led all morning?", "Ana Reyes"),
+                                Round(3, "Where did Mrs Parker pass her?", "near the end")))
+    g = SpacyExtractor().extract(seed)
+    needed = g.round(3).needed
+    assert g.round(3).anaphors == ("her",) and any("reyes" in n for n in needed) and "parker" not in needed
+    v = check_case(g, TestCase("race", "DRS", 1, (1, 3, 2)), {r.turn_id: r.question for r in seed.rounds})
+    assert not v[1].equivalent  # 'her' is Ana Reyes, not yet mentioned; Mrs Parker cannot be her
+
+
 def test_orig_rounds_are_equivalent_by_definition(graph):
     v = check_case(graph, TestCase("bakery", "ORIG", 1, tuple(QUESTIONS)), QUESTIONS)
     assert all(x.equivalent for x in v)

@@ -395,15 +395,16 @@ class _SeedExtraction:
         for tok in question:
             kind = self.anaphor_kind(tok)
             if kind and not self.resolved_within(kind, tok, question):
-                result.append(replace(self.resolve(kind, tok, spans), index=tok.i - q_start))
+                apart = {n for c in question if _bound_apart(tok, c) for n in self.names_of(c)}
+                result.append(replace(self.resolve(kind, tok, spans, apart), index=tok.i - q_start))
         return result
 
     def resolved_within(self, kind: str, tok: Token, question: Span) -> bool:
         """'What did Tess keep in her bucket?': the antecedent is in the question itself."""
         if kind != "pronoun":
             return False
-        return any(self.compatible(kind, tok, c) for c in question
-                   if c.i < tok.i and c.pos_ in ("NOUN", "PROPN") and c.lower_ not in WH_WORDS)
+        return any(self.compatible(kind, tok, c) for c in question if c.i < tok.i and c.pos_ in ("NOUN", "PROPN")
+                   and c.lower_ not in WH_WORDS and not _bound_apart(tok, c))
 
     def anaphor_kind(self, tok: Token) -> str | None:
         low = tok.lower_
@@ -423,7 +424,8 @@ class _SeedExtraction:
             return "pronoun"
         return None
 
-    def resolve(self, kind: str, tok: Token, spans: list[tuple[int, Span]]) -> Anaphor:
+    def resolve(self, kind: str, tok: Token, spans: list[tuple[int, Span]], apart: frozenset[str] = frozenset()) -> Anaphor:
+        """The anaphor's antecedent in the earlier utterances; never one of the entities in ``apart``."""
         # he/she point at people first: the nearest person, named or not ('a boy'), beats a nearer animal or thing;
         # a nearer person is the seed's antecedent even when someone else was named further back
         passes = [True, False] if tok.lower_ in GENDERED else [False]
@@ -437,7 +439,7 @@ class _SeedExtraction:
                         continue
                     if self.compatible(kind, tok, cand, strict=people_only):
                         names = self.names_of(cand)
-                        if names:
+                        if names and not set(names) & apart:
                             return Anaphor(kind, tok.text, names, _mention_text(cand), k + 1)
         if (kind == "then" or (kind == "demonstrative" and tok.dep_ != "det")) and spans:
             # an event or time of the round just before: stands for that round's information
@@ -576,6 +578,15 @@ def _coordination(rules, doc: Doc) -> None:
         for sibling in siblings:
             if sibling.i != tok.i and tok._.coref_chains.temp_governing_sibling is None:
                 sibling._.coref_chains.temp_governing_sibling = tok
+
+
+def _bound_apart(pronoun: Token, other: Token) -> bool:
+    """A plain object pronoun never stands for its own verb's subject or object ('Where did Mrs Parker pass her?':
+    not Mrs Parker); a possessive or reflexive one may ('Tess … her bucket', 'Tom hurt himself')."""
+    while other.dep_ == "compound":  # 'Mrs' in 'Mrs Parker'
+        other = other.head
+    return pronoun.dep_ in ("dobj", "dative", "iobj") and other.i != pronoun.i and other.head.i == pronoun.head.i \
+        and other.dep_ in ("nsubj", "nsubjpass", "dobj", "dative")
 
 
 def _pronoun_kind(tok: Token) -> str:
