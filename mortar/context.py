@@ -82,6 +82,14 @@ def leans_on_context(question: str) -> bool:
         and not any(t.tag_ in ("WP", "WDT") for t in doc)
 
 
+@lru_cache(maxsize=4096)
+def is_fragment(question: str) -> bool:
+    """No finite verb: 'To study what?', 'And the second one?'."""
+    from mortar.nlp import load_nlp
+
+    return not any(t.tag_ in ("VBD", "VBZ", "VBP", "MD") for t in load_nlp().nlp(question))
+
+
 def check_case(dg: DialogueGraph, case: TestCase, questions: dict[int, str], follow_rule: bool = True) -> list[ECVerdict]:
     """The EC verdict of every position of ``case`` (ORIG rounds are equivalent by definition).
 
@@ -99,7 +107,9 @@ def check_case(dg: DialogueGraph, case: TestCase, questions: dict[int, str], fol
         semantic = semantic_check(questions[source], rg)
         ontology = not missing and (follows_ok is not False or not follow_rule)
         if ontology and not rg.elliptical and leans_on_context(questions[source]):
-            ontology = seed_before[source] is None or seed_before[source] in asked
+            # a fragment without a finite verb ('To study what?') continues the round right before it in the seed
+            before = seed_before[source]
+            ontology = before is None or (previous == before if is_fragment(questions[source]) else before in asked)
         story = rg.story_resolved and not rg.elliptical
         equivalent = case.perturbation == ORIG or semantic or ontology or story
         verdicts.append(ECVerdict(equivalent, semantic, ontology, story, rg.needed, frozenset(missing), follows_ok))

@@ -145,6 +145,17 @@ def test_an_object_pronoun_is_not_its_own_verbs_subject():
     assert not v[1].equivalent  # 'her' is Ana Reyes, not yet mentioned; Mrs Parker cannot be her
 
 
+def test_a_fragment_must_come_right_after_the_round_it_continues():
+    story = "Ada Lind moved to Uppsala in 1901. She went there to study chemistry with Per Cleve."
+    seed = Seed("ada", story, (Round(1, "Where did Ada Lind move in 1901?", "Uppsala"),
+                               Round(2, "Why did Ada Lind go to Uppsala?", "to study"),
+                               Round(3, "To study what?", "chemistry")))
+    g = SpacyExtractor().extract(seed)
+    questions = {r.turn_id: r.question for r in seed.rounds}
+    assert check_case(g, TestCase("ada", "DRS", 1, (1, 2, 3)), questions)[2].equivalent
+    assert not check_case(g, TestCase("ada", "DRS", 2, (2, 1, 3)), questions)[2].equivalent  # round 2 is not just before
+
+
 def test_orig_rounds_are_equivalent_by_definition(graph):
     v = check_case(graph, TestCase("bakery", "ORIG", 1, tuple(QUESTIONS)), QUESTIONS)
     assert all(x.equivalent for x in v)
