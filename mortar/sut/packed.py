@@ -49,6 +49,7 @@ def pack(model) -> bool:
         return False
     head = model.get_output_embeddings()
     embeddings = model.get_input_embeddings()
+    files = _file_mappings()
     with torch.no_grad():
         tied = head is not None and head.weight is embeddings.weight
         for parent in list(model.modules()):
@@ -57,13 +58,13 @@ def pack(model) -> bool:
                     setattr(parent, name, RowsHead(embeddings.weight if tied else child.weight, child.bias))
                 elif isinstance(child, torch.nn.Linear):
                     setattr(parent, name, PackedLinear(child))
-                    _drop_file_pages(child.weight)
+                    _drop_file_pages(child.weight, files)
         for parameter in model.parameters():  # the norms and the embedding (the head's weight too, when tied)
             parameter.data = parameter.data.clone()
     return True
 
 
-def _drop_file_pages(weight) -> None:
+def _drop_file_pages(weight, files: list[tuple[int, int]]) -> None:
     """Hand back the pages of a weights-file mapping that ``weight`` (about to be dropped) was read from.
 
     The file stays mapped until its last tensor goes, so without this the file's pages and their packed copies
@@ -71,13 +72,15 @@ def _drop_file_pages(weight) -> None:
     read would fetch them from the file again).
     """
     start, end = weight.data_ptr(), weight.data_ptr() + weight.nbytes
-    if sys.platform.startswith("linux") and any(low <= start and end <= high for low, high in _file_mappings()):
+    if any(low <= start and end <= high for low, high in files):
         drop_pages(start, end)
 
 
 def _file_mappings() -> list[tuple[int, int]]:
-    """Address ranges of this process's private mappings of weights files."""
+    """Address ranges of this process's private mappings of weights files (none known outside Linux)."""
     ranges = []
+    if not sys.platform.startswith("linux"):
+        return ranges
     with open("/proc/self/maps") as maps:
         for line in maps:
             fields = line.split()
