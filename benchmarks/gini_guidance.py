@@ -53,8 +53,8 @@ def main() -> None:
         for run_seed in args.run_seeds:
             start = time.perf_counter()
             config = RunConfig(dataset=str(SAMPLE), methods=(DIALTEST_METHOD,), sut=args.sut, run_seed=run_seed,
-                               limit=args.seeds, dialtest=DialTestSettings(operators=(SR, WI), gini_budget=args.budget,
-                                                                           gini_tau=args.tau))
+                               limit=args.seeds, settings={"dialtest": DialTestSettings(
+                                   operators=(SR, WI), gini_budget=args.budget, gini_tau=args.tau)})
             result = run(None, config, db=db)
             with store.connect(db, read_only=True) as con:
                 guidance = run_report(con, result.run_id)["guidance"]

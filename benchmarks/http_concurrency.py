@@ -38,6 +38,7 @@ from mortar import store  # noqa: E402
 from mortar.dataset import Seed, load_dataset  # noqa: E402
 from mortar.execute import execute  # noqa: E402
 from mortar.perturb import original_case  # noqa: E402
+from mortar.store import StoreCache  # noqa: E402
 from mortar.sut import Conversation, Turn, make_sut  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample_coqa.json"
@@ -164,7 +165,7 @@ def measure(server: SlowChat, seeds: list[Seed], lanes: int) -> tuple[float, int
         with store.connect(db):  # as `mortar run` leaves the store before answering: created, no answer in it
             pass
         start = time.perf_counter()
-        answers = execute(seeds, cases, sut, db=db)
+        answers = execute(seeds, cases, sut, StoreCache(db))
         seconds = time.perf_counter() - start
     sut.close()
     errors = [a.error for a in answers.values() if not a.ok]

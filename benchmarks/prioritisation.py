@@ -25,7 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mortar import store  # noqa: E402
 from mortar.config import RunConfig  # noqa: E402
-from mortar.guide.prioritise import ORDERS, initial_order, prioritise_run  # noqa: E402
+from mortar.guide.prioritise import ORDERS, initial_order  # noqa: E402
+from mortar.methods import method_kinds  # noqa: E402
+from mortar.prioritise import prioritise_run  # noqa: E402
 from mortar.run import run  # noqa: E402
 from mortar.vocab import METAL, METAL_METHOD, MORTAR_METHOD  # noqa: E402
 
@@ -75,7 +77,7 @@ def main() -> None:
         with store.connect(args.db, read_only=True) as con:
             cases, _ = store.read_cases_and_verdicts(con, result.run_id)
             checks = [c for c in store.read_checks(con, result.run_id) if c.relation == METAL]
-        made[targets] = ([c.test_case_id for c in initial_order(cases)], checks)
+        made[targets] = ([c.test_case_id for c in initial_order(cases, method_kinds())], checks)
     k = min(len(order) for order, _ in made.values())
     for targets, (order, checks) in made.items():
         first = set(order[:k])

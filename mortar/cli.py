@@ -17,35 +17,17 @@ from mortar.errors import InputError
 from mortar.gate import EXIT_BUDGET_EXCEEDED, BudgetExceeded
 from mortar.guide.prioritise import INITIAL, ORDERS
 from mortar.guide.sensitivity import GOLD, SENSITIVITIES, TARGETS
-from mortar.methods.dialtest import DialTestSettings
-from mortar.methods.metal import MetalSettings
-from mortar.methods.persona import PersonaSettings
+from mortar.methods import methods
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
+from mortar.settings import options
+from mortar.settings import problems as settings_problems
 from mortar.sut import DEFAULT_MAX_NEW_TOKENS, LOCAL_LANES
-from mortar.vocab import (RANDOM, ALL_METHODS, DIALOGUE_PERTURBATIONS, DIALTEST_KEEP_ABOVE, DIALTEST_OPERATORS, GINI_TAU, DUPLICATE_RATIO, DIALTEST_METHOD, LEVELS, METAL_RATE, MORTAR_METHOD,
-                          NOISE_LOCATIONS, PERSONA_RELATIONS, QUESTION_AND_HISTORY, RBT, REDUCE_RATIO,
-                          SELECTION_CANDIDATES)
+from mortar.vocab import ALL_METHODS, DIALTEST_METHOD, LEVELS, MORTAR_METHOD, RANDOM, RBT
 
 EXIT_USER_ERROR = 2
 
 UserError = InputError  # bad input from the user: reported in one line, exit code 2, no traceback
-
-
-def _ratio(text: str) -> float:
-    value = float(text)
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1")
-    return value
-
-
-def _operators(text: str) -> tuple[str, ...]:
-    names = tuple(n.strip().upper() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in DIALTEST_OPERATORS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown operator {', '.join(unknown) or '(none)'}; "
-                                         f"choose from {','.join(DIALTEST_OPERATORS)}")
-    return names
 
 
 def _count(text: str) -> int:
@@ -62,23 +44,54 @@ def _positive(text: str) -> int:
     return value
 
 
+def add_settings_options(p: argparse.ArgumentParser, method) -> None:
+    """A method's settings as options, each from its field's declaration (``mortar.settings``)."""
+    for o in options(method.settings, method.name):
+        dest = f"{method.name}__{o.name}"
+        if o.kind is bool and o.value_of:  # a switch that may take a value: --selection [K]
+            p.add_argument(o.flag, dest=dest, nargs="?", type=int, const=True, default=None, metavar="N", help=o.help)
+        elif o.kind is bool:
+            p.add_argument(o.flag, dest=dest, action="store_const", const=not o.default if o.inverted_flag else True,
+                           default=None, help=o.help)
+        elif o.kind is tuple and o.sep:
+            p.add_argument(o.flag, dest=dest, type=lambda text, sep=o.sep: tuple(
+                n.strip().upper() for n in text.split(sep) if n.strip()), default=None, metavar="A" + o.sep + "B",
+                help=o.help)
+        elif o.kind is tuple:
+            p.add_argument(o.flag, dest=dest, nargs="+", choices=o.choices, default=None, metavar="X", help=o.help)
+        else:
+            p.add_argument(o.flag, dest=dest, type=o.kind, default=None, metavar="N" if o.kind is int else "X",
+                           help=o.help)
+
+
+def settings_from_args(args, method):
+    """The method's settings as the command line gave them (a field not given keeps its default)."""
+    given = {}
+    for o in options(method.settings, method.name):
+        value = getattr(args, f"{method.name}__{o.name}", None)
+        if value is None:
+            continue
+        if o.value_of and not isinstance(value, bool):  # --selection 5: on, with 5 as its value
+            given[o.value_of] = value
+            value = True
+        given[o.name] = tuple(value) if o.kind is tuple else value
+    return method.settings(**given)
+
+
 def add_perturbation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="run seed: same seed, same test cases (default 0)")
-    p.add_argument("--perturbations", nargs="+", choices=DIALOGUE_PERTURBATIONS, default=list(DIALOGUE_PERTURBATIONS),
-                   metavar="P", help=f"perturbations to apply (default: all of {' '.join(DIALOGUE_PERTURBATIONS)})")
-    p.add_argument("--replicates", type=_positive, default=1, help="test cases per seed and perturbation (default 1)")
-    p.add_argument("--reduce-ratio", type=_ratio, default=REDUCE_RATIO,
-                   help=f"share of rounds DRR/DSR drop (default {REDUCE_RATIO})")
-    p.add_argument("--duplicate-ratio", type=_ratio, default=DUPLICATE_RATIO,
-                   help=f"share of rounds DRD/DSD repeat (default {DUPLICATE_RATIO})")
+    add_settings_options(p, methods()[MORTAR_METHOD])
     p.add_argument("--kg-backend", choices=KG_BACKENDS, default=KG_BACKENDS[0],
                    help="knowledge-graph extraction for the context check: spacy (offline, default) or llm")
     p.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
 
 
 def settings_from(args) -> PerturbationSettings:
-    return PerturbationSettings(reduce_ratio=args.reduce_ratio, duplicate_ratio=args.duplicate_ratio,
-                                replicates=args.replicates, perturbations=tuple(args.perturbations))
+    settings = settings_from_args(args, methods()[MORTAR_METHOD])
+    found = settings_problems(settings, MORTAR_METHOD)
+    if found:
+        raise UserError("; ".join(found))
+    return settings
 
 
 def extractor_for(backend: str):
@@ -124,14 +137,9 @@ def config_from(args) -> RunConfig:
     if not args.dataset:
         raise UserError("--dataset is required (or --config FILE)")
     try:
-        persona = PersonaSettings(relations=tuple(args.persona_relations), noise_locations=tuple(args.noise_locations),
-                                  noise_names=not args.keep_names, selection=args.selection is not None,
-                                  candidates=args.selection or SELECTION_CANDIDATES)
-        dialtest = DialTestSettings(operators=args.dialtest_operators, gini_budget=args.gini_budget,
-                                    gini_tau=args.gini_tau, keep_above=args.dialtest_keep_above)
+        settings = {name: settings_from_args(args, m) for name, m in methods().items()}
         return RunConfig(dataset=args.dataset, methods=args.method, sut=args.sut, run_seed=args.seed,
-                         perturbation=settings_from(args), metal=MetalSettings(rate=args.metal_rate), persona=persona,
-                         dialtest=dialtest, oracle=args.oracle, threshold=args.threshold, kg_backend=args.kg_backend,
+                         settings=settings, oracle=args.oracle, threshold=args.threshold, kg_backend=args.kg_backend,
                          limit=args.limit, targets=args.targets, budget=args.budget, order=args.order,
                          max_new_tokens=args.max_new_tokens, lanes=args.lanes, orig_repeats=args.orig_repeats)
     except ValueError as e:  # an unknown method name
@@ -181,7 +189,7 @@ def cmd_report(args) -> None:
     import pandas as pd
 
     from mortar import store
-    from mortar.metrics import run_report
+    from mortar.reports import run_report
 
     with store.connect(args.db, read_only=True) as con:
         run_id = store.resolve_run_id(con, args.run_id)
@@ -228,7 +236,7 @@ def _table(frame) -> str:
 
 def cmd_export(args) -> None:
     from mortar import store
-    from mortar.metrics import metrics_frame
+    from mortar.reports import metrics_frame
 
     if args.format == "junit":
         return export_junit(args)
@@ -273,7 +281,7 @@ def export_transformed(args) -> None:
 def export_labelled_pairs(args) -> None:
     from mortar import store
     from mortar.calibrate import write_pairs
-    from mortar.metrics import run_calibration_set
+    from mortar.reports import run_calibration_set
 
     if args.format not in (None, "jsonl"):
         raise UserError("--what labelled-pairs writes the JSONL that `mortar score-answers` reads; leave out --format")
@@ -317,7 +325,8 @@ def write_frame(frame, out: str, fmt: str) -> None:
 
 
 def cmd_prioritise(args) -> None:
-    from mortar.guide.prioritise import IDEAL, INITIAL, prioritise_run
+    from mortar.guide.prioritise import IDEAL, INITIAL
+    from mortar.prioritise import prioritise_run
 
     with ProgressBar() as bar:
         result = prioritise_run(args.run_id, args.by, args.db, args.target, bar)
@@ -603,28 +612,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--method", default=MORTAR_METHOD,
                      help=f"test method: one name, a comma list or '{ALL_METHODS}' (default {MORTAR_METHOD}); methods "
                           "run on the same seeds and SUT and are compared in one report")
-    run.add_argument("--metal-rate", type=_ratio, default=METAL_RATE,
-                     help=f"share of a question's words METAL's perturbations change (default {METAL_RATE})")
-    run.add_argument("--persona-relations", nargs="+", choices=PERSONA_RELATIONS, default=list(PERSONA_RELATIONS),
-                     metavar="R", help=f"persona method: relations to test (default: all of {' '.join(PERSONA_RELATIONS)})")
-    run.add_argument("--noise-locations", nargs="+", choices=NOISE_LOCATIONS, default=list(NOISE_LOCATIONS),
-                     metavar="L", help="persona method: where P3's swap noise goes (default: all of "
-                                       f"{' '.join(NOISE_LOCATIONS)}; '{QUESTION_AND_HISTORY}' = question and history)")
-    run.add_argument("--keep-names", action="store_true", help="persona method: P3's noise leaves names as written")
-    run.add_argument("--selection", nargs="?", type=_positive, const=SELECTION_CANDIDATES, default=None, metavar="K",
-                     help="persona method: also rank the gold answer among K distractors by the SUT's likelihood "
-                          f"(hits@1, MRR; local SUTs only; K defaults to {SELECTION_CANDIDATES})")
-    run.add_argument("--dialtest-operators", type=_operators, default=DIALTEST_OPERATORS, metavar="OPS",
-                     help="DialTest: operators as a comma list (default SR,BT,WI; BT needs a chat endpoint, "
-                          "MORTAR_LLM_*, and is reported unavailable without one)")
-    run.add_argument("--gini-budget", type=_count, default=0, metavar="N",
-                     help="DialTest: Gini-guided search with N SUT calls per question, compared with random "
-                          "transformation at the same budget (default 0: each operator once, unguided)")
-    run.add_argument("--gini-tau", type=float, default=GINI_TAU, metavar="T",
-                     help=f"DialTest: keep a mutant whose Gini impurity rises by more than T (default {GINI_TAU})")
-    run.add_argument("--dialtest-keep-above", type=float, default=DIALTEST_KEEP_ABOVE, metavar="C",
-                     help="DialTest: revert a transformed question whose embedding cosine to the original is below C "
-                          f"(default {DIALTEST_KEEP_ABOVE})")
+    for name, method in methods().items():  # every method's settings, from their declarations
+        if name != MORTAR_METHOD:  # MORTAR's are shared with `generate` (add_perturbation_options)
+            add_settings_options(run.add_argument_group(f"{method.label} ({name}) settings"), method)
     run.add_argument("--targets", choices=(RANDOM, *SENSITIVITIES), default="random",
                      help="which words METAL's and DialTest's operators change: random (default), or the words the "
                           "SUT's answer is most sensitive to, by gradient (gri) or by attention to its least "

@@ -22,6 +22,8 @@ import numpy as np
 from mortar.errors import InputError
 from mortar.metrics import level_counts, method_summary
 from mortar.vocab import ALL, LEVELS, RBT
+from mortar.methods import methods
+from mortar import store
 
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 0  # same runs, same intervals
@@ -43,7 +45,6 @@ class Comparison:
 
 def relation_order(names) -> list[str]:
     """The relations named, in the report's order: RBT, then each registered method's relations."""
-    from mortar.methods import methods
 
     known = [RBT] + [r for m in methods().values() for r in m.relations]
     return [r for r in known if r in names] + sorted(set(names) - set(known))
@@ -159,7 +160,6 @@ def compare(checks_a, checks_b, seeds, run_a: str = "A", run_b: str = "B", quest
 def read_pair(con, run_a: str, run_b: str) -> tuple[list, list]:
     """Both runs' checks, once it is sure they tested the same test cases of the same dataset (InputError
     otherwise, in one line)."""
-    from mortar import store
 
     if store.run_dataset(con, run_a) != store.run_dataset(con, run_b):
         raise InputError(f"runs {run_a} and {run_b} tested different datasets; compare runs of one dataset")
@@ -184,7 +184,6 @@ def _same_cases(run_a: str, run_b: str, cases_a: dict, cases_b: dict) -> None:
 
 def compare_runs(con, run_a: str, run_b: str, resamples: int = BOOTSTRAP_RESAMPLES) -> Comparison:
     """Two stored runs compared (run ids as stored; InputError when they cannot be compared)."""
-    from mortar import store
 
     checks_a, checks_b = read_pair(con, run_a, run_b)
     return compare(checks_a, checks_b, store.run_seeds(con, run_a), run_a, run_b, store.seed_questions(con, run_a),

@@ -5,19 +5,22 @@ background run (as JSON) and stored with the run.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
+from mortar.chat import ChatConfigError
+from mortar.dataset import DatasetError, load_dataset
 from mortar.errors import InputError
-from mortar.methods import parse_methods
-from mortar.methods.dialtest import DialTestSettings
-from mortar.methods.metal import MetalSettings
-from mortar.methods.persona import PersonaSettings
+from mortar.kg.llm import LlmExtractor
+from mortar.kg.spacy_backend import SpacyExtractor
+from mortar.methods import methods, parse_methods
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
-from mortar.perturb import PerturbationSettings
-from mortar.sut import DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT
-from mortar.vocab import (RANDOM, DIALOGUE_PERTURBATIONS, DIALTEST_METHOD, DIALTEST_OPERATORS, MORTAR_METHOD, NOISE_LOCATIONS, P3, PERSONA_METHOD, PERSONA_RELATIONS,
-                          QUESTION_PERTURBATIONS)
+from mortar.settings import from_json as settings_from_json
+from mortar.settings import problems as settings_problems
+from mortar.settings import to_json as settings_json
+from mortar import sut as suts
+from mortar.sut import CAPABILITY_TEXT, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT, WEIGHTS, SutError, SutSettings
+from mortar.vocab import GINI, GRI, INITIAL, MORTAR_METHOD, ORDERS, RANDOM, SENSITIVITIES, WALI
 
 KG_BACKENDS = ("spacy", "llm")  # offline spaCy + coreferee (default), or the paper's LLM pipeline
 
@@ -36,10 +39,8 @@ class RunConfig:
     methods: tuple[str, ...] = (MORTAR_METHOD,)  # registered method names (mortar, metal, …)
     sut: str = DEFAULT_SUT  # smollm2, gemma3-270m, a model folder, openai[:MODEL] or groq[:MODEL]
     run_seed: int = 0  # same seed, same test cases
-    perturbation: PerturbationSettings = field(default_factory=PerturbationSettings)  # MORTAR's
-    metal: MetalSettings = field(default_factory=MetalSettings)  # METAL's
-    persona: PersonaSettings = field(default_factory=PersonaSettings)  # the persona-centric relations'
-    dialtest: DialTestSettings = field(default_factory=DialTestSettings)  # DialTest's
+    # every registered method's settings by method name (its settings dataclass; defaults where not given)
+    settings: dict[str, object] = field(default_factory=dict)
     oracle: str = DEFAULT_ORACLE  # 'cosine' and 'mss' are the paper's oracles (ε = 0.6)
     threshold: float | None = None  # None: the oracle's own default
     kg_backend: str = KG_BACKENDS[0]  # knowledge graphs for the context check
@@ -59,29 +60,34 @@ class RunConfig:
     def __post_init__(self):
         if isinstance(self.methods, str):  # "mortar,metal" or "all", as typed on the command line
             object.__setattr__(self, "methods", parse_methods(self.methods))
+        registered = methods()
+        unknown = sorted(set(self.settings) - set(registered))
+        if unknown:
+            raise ValueError(f"settings of unknown method {', '.join(unknown)}; choose from {', '.join(registered)}")
+        object.__setattr__(self, "settings", {name: self.settings.get(name) or m.settings()
+                                              for name, m in registered.items()})
+
+    def settings_of(self, method: str):
+        """The settings of a registered method in this run."""
+        return self.settings[method]
+
+    def with_settings(self, method: str, **changes) -> "RunConfig":
+        """The same configuration with some of one method's settings changed."""
+        return replace(self, settings={**self.settings, method: replace(self.settings[method], **changes)})
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """As stored with the run: each method's settings under its own key (``TestMethod.key``)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "settings"}
+        for name, m in methods().items():
+            data[m.key] = settings_json(self.settings[name])
+        return data
 
     @classmethod
     def from_json(cls, data: dict | str) -> "RunConfig":
         data = dict(json.loads(data) if isinstance(data, str) else data)
         data["methods"] = tuple(data.get("methods") or (MORTAR_METHOD,))
-        perturbation = dict(data.get("perturbation") or {})
-        if "perturbations" in perturbation:
-            perturbation["perturbations"] = tuple(perturbation["perturbations"])
-        metal = dict(data.get("metal") or {})
-        if "perturbations" in metal:
-            metal["perturbations"] = tuple(metal["perturbations"])
-        persona = dict(data.get("persona") or {})
-        for key in ("relations", "noise_locations"):
-            if key in persona:
-                persona[key] = tuple(persona[key])
-        dialtest = dict(data.get("dialtest") or {})
-        if "operators" in dialtest:
-            dialtest["operators"] = tuple(dialtest["operators"])
-        return cls(**{**data, "perturbation": PerturbationSettings(**perturbation), "metal": MetalSettings(**metal),
-                      "persona": PersonaSettings(**persona), "dialtest": DialTestSettings(**dialtest)})
+        settings = {name: settings_from_json(m.settings, data.pop(m.key, None)) for name, m in methods().items()}
+        return cls(**data, settings=settings)
 
 
 def problems(config: RunConfig, check_services: bool = True) -> list[str]:
@@ -99,48 +105,14 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
     elif not Path(config.dataset).is_file():
         found.append(f"{config.dataset}: no such dataset file")
     else:
-        from mortar.dataset import DatasetError, load_dataset
-
         try:
             load_dataset(config.dataset)
         except DatasetError as e:
             found.append(str(e))
-    p = config.perturbation
-    unknown = [x for x in p.perturbations if x not in DIALOGUE_PERTURBATIONS]
-    if unknown:
-        found.append(f"unknown perturbation {', '.join(unknown)}; choose from {', '.join(DIALOGUE_PERTURBATIONS)}")
-    if MORTAR_METHOD in config.methods and not p.perturbations:
-        found.append("choose at least one perturbation")
-    unknown = [x for x in config.metal.perturbations if x not in QUESTION_PERTURBATIONS]
-    if unknown:
-        found.append(f"unknown METAL perturbation {', '.join(unknown)}; choose from {', '.join(QUESTION_PERTURBATIONS)}")
-    for name, chosen, known in (("DialTest operator", config.dialtest.operators, DIALTEST_OPERATORS),
-                                ("persona relation", config.persona.relations, PERSONA_RELATIONS),
-                                ("noise location", config.persona.noise_locations, NOISE_LOCATIONS)):
-        unknown = [x for x in chosen if x not in known]
-        if unknown:
-            found.append(f"unknown {name} {', '.join(unknown)}; choose from {', '.join(known)}")
-    if PERSONA_METHOD in config.methods and not config.persona.relations:
-        found.append("choose at least one persona relation")
-    if PERSONA_METHOD in config.methods and P3 in config.persona.relations and not config.persona.noise_locations:
-        found.append("choose at least one noise location for P3")
-    if DIALTEST_METHOD in config.methods and not config.dialtest.operators:
-        found.append("choose at least one DialTest operator")
-    if config.dialtest.gini_budget < 0:
-        found.append(f"Gini budget {config.dialtest.gini_budget} is negative (0: unguided)")
-    if not 0.0 <= config.dialtest.keep_above <= 1.0:
-        found.append(f"DialTest meaning filter {config.dialtest.keep_above} is not between 0 and 1")
-    if config.persona.candidates < 1:
-        found.append(f"selection candidates {config.persona.candidates} is not a positive integer")
-    for name, value in (("reduce ratio", p.reduce_ratio), ("duplicate ratio", p.duplicate_ratio),
-                        ("METAL rate", config.metal.rate)):
-        if not 0.0 < value < 1.0:
-            found.append(f"{name} {value} is not between 0 and 1")
-    if p.replicates < 1:
-        found.append(f"replicates {p.replicates} is not a positive integer")
-    from mortar.guide.prioritise import INITIAL, ORDERS
-    from mortar.guide.sensitivity import SENSITIVITIES
-
+    for name, method in methods().items():
+        if name in config.methods:  # a method's settings matter only when it runs
+            settings = config.settings_of(name)
+            found += settings_problems(settings, name) + (method.check(settings) if method.check else [])
     if config.targets not in (RANDOM, *SENSITIVITIES):
         found.append(f"unknown targets {config.targets!r}; choose from random, {', '.join(SENSITIVITIES)}")
     if config.order not in (INITIAL, *ORDERS):
@@ -166,43 +138,40 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
     return found
 
 
+def requirements(config: RunConfig) -> dict[str, str]:
+    """What the configuration requires of the SUT: capability → the option that needs it."""
+    needed = {}
+    for name, method in methods().items():
+        if name in config.methods:
+            needed.update(method.requirements(config.settings_of(name)))
+    white_box = [f"--targets {config.targets}"] if config.targets != RANDOM else []
+    white_box += [f"--order {config.order}"] if config.budget and config.order in (GRI, WALI, GINI) else []
+    if white_box:
+        needed[WEIGHTS] = " and ".join(white_box)
+    return needed
+
+
 def _positive_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def make_run_sut(config: RunConfig):
     """The SUT of a (valid) configuration with its settings; nothing heavy is loaded until it answers."""
-    from mortar.sut import SutSettings, make_sut
-
-    return make_sut(config.sut, SutSettings(max_new_tokens=config.max_new_tokens), lanes=config.lanes)
+    return suts.make_sut(config.sut, SutSettings(max_new_tokens=config.max_new_tokens), lanes=config.lanes)
 
 
 def _service_problems(config: RunConfig) -> list[str]:
     found = []
-    from mortar.sut import SutError, make_sut
-
     try:
-        sut = make_sut(config.sut)  # checks the spec and the environment; loads nothing
+        sut = suts.make_sut(config.sut)  # checks the spec and the environment; loads nothing
     except SutError as e:
         found.append(str(e))
     else:
-        from mortar.sut.local import LocalSUT
-
-        from mortar.sut.remote import ChatSUT
-
-        if config.persona.selection and PERSONA_METHOD in config.methods and not isinstance(sut, LocalSUT):
-            found.append("--selection needs a local model's token probabilities; the SUT is an HTTP endpoint")
-        white_box = [f"--targets {config.targets}"] if config.targets != RANDOM else []
-        white_box += [f"--order {config.order}"] if config.budget and config.order in ("gri", "wali", "gini") else []
-        if white_box and not isinstance(sut, LocalSUT):
-            found.append(f"{' and '.join(white_box)} needs a local model's gradients and attention (transformers); "
-                         f"the SUT {config.sut} is an HTTP endpoint")
-        if config.dialtest.gini_budget and DIALTEST_METHOD in config.methods \
-                and not isinstance(sut, (LocalSUT, ChatSUT)):
-            found.append("--gini-budget needs a local model or an HTTP service that returns logprobs")
+        for capability, option in requirements(config).items():
+            if capability not in sut.capabilities:
+                found.append(f"{option} needs {CAPABILITY_TEXT[capability]}; the SUT {config.sut} "
+                             f"({sut.backend}) gives none")
     if config.kg_backend == "llm":
-        from mortar.chat import ChatConfigError
-
         try:
             make_extractor(config.kg_backend).close()
         except ChatConfigError as e:
@@ -223,11 +192,7 @@ def make_extractor(backend: str):
 
     The LLM one reads its endpoint from the environment and raises ChatConfigError when none is set."""
     if backend == "spacy":
-        from mortar.kg.spacy_backend import SpacyExtractor
-
         return SpacyExtractor()
     if backend == "llm":
-        from mortar.kg.llm import LlmExtractor
-
         return LlmExtractor.from_env()
     raise ConfigError([f"unknown knowledge-graph backend {backend!r}; choose from {', '.join(KG_BACKENDS)}"])

@@ -15,12 +15,13 @@ a round that fails adds only what its question states explicitly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 from mortar.dataset import TestCase
 from mortar.kg.model import DialogueGraph, Graph
+from mortar.verdict import ECVerdict
 from mortar.vocab import ORIG
+from mortar.nlp import load_nlp
 
 MIN_SELF_CONTAINED_WORDS = 3  # the paper: shorter questions never resolve themselves
 INDEFINITE_SUBJECTS = {"anyone", "anybody", "everyone", "everybody", "someone", "somebody", "nobody", "one",
@@ -30,21 +31,6 @@ CONNECTIVES = {"so", "then", "and", "but"}
 CONTRASTS = {"instead", "too", "also", "again", "otherwise", "either"}  # 'Who asked for a garden instead?'
 
 BARE_VERBS = {"know", "mean", "agree"}  # complete only with a topic
-
-
-@dataclass(frozen=True)
-class ECVerdict:
-    equivalent: bool
-    semantic: bool
-    ontology: bool
-    story: bool
-    needed: frozenset[str]  # Ḡ_j
-    missing: frozenset[str]  # needed entities the perturbed context lacks
-    follows_ok: bool | None  # elliptical questions: does it directly follow the round it continues?
-
-    def as_export(self) -> dict:
-        return {"equivalent": self.equivalent, "semantic": self.semantic, "ontology": self.ontology,
-                "story": self.story}
 
 
 def semantic_check(question: str, rg) -> bool:
@@ -59,7 +45,6 @@ def leans_on_context(question: str) -> bool:
     contest ('Who came second?'), an opening connective ('So what did he do?'), a contrast with nothing
     named to contrast with ('Who asked for a garden instead?'), or a verb that needs a topic
     and has none ('How do we know?'). It needs the round before it in the seed, though not directly before."""
-    from mortar.nlp import load_nlp
 
     doc = load_nlp().nlp(question)
     words = [t for t in doc if not t.is_punct]
@@ -85,7 +70,6 @@ def leans_on_context(question: str) -> bool:
 @lru_cache(maxsize=4096)
 def is_fragment(question: str) -> bool:
     """No finite verb: 'To study what?', 'And the second one?'."""
-    from mortar.nlp import load_nlp
 
     return not any(t.tag_ in ("VBD", "VBZ", "VBP", "MD") for t in load_nlp().nlp(question))
 

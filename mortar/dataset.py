@@ -224,3 +224,10 @@ class _Where:
             self.fail("questions", "duplicate turn_id")
         source = self.rec.get("source")
         return Seed(id=seed_id, story=story or "", rounds=tuple(rounds), source=source if isinstance(source, str) else "")
+
+
+def limited(dataset: Dataset, limit: int | None) -> Dataset:
+    """Only the first ``limit`` seeds (all of them for None or 0)."""
+    if not limit:
+        return dataset
+    return Dataset(dataset.path, dataset.sha256, dataset.seeds[:limit])

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from mortar import store
+from mortar.caches import AnswerCache, NoCache
 from mortar.dataset import Seed, TestCase
 from mortar.sut.base import SUT, Completion, Conversation, Turn
 
@@ -78,17 +78,17 @@ class _Node:
     answer: Answer | None = None
 
 
-def execute(seeds: Iterable[Seed], cases: Iterable[TestCase], sut: SUT, db=None,
+def execute(seeds: Iterable[Seed], cases: Iterable[TestCase], sut: SUT, cache: AnswerCache | None = None,
             progress: Progress | None = None, sample: int = 0) -> dict[tuple[str, int], Answer]:
     """Answer every round of every test case; returns {(test_case_id, position): Answer}.
 
-    ``db`` is the DuckDB store (``store.db_path`` rules). ``progress(done, total, info)`` is called as
-    answers come in; ``done``/``total`` count distinct conversations, ``info`` holds ``computed``,
+    ``cache`` keeps the answers (the store's ``StoreCache``; None: nothing is kept). ``progress(done, total,
+    info)`` is called as answers come in; ``done``/``total`` count distinct conversations, ``info`` holds ``computed``,
     ``cached``, ``errors``, ``not_asked``, ``sut_calls``, ``test_rounds``, ``answers_per_second``, ``elapsed_s``.
     ``sample`` > 0 asks every conversation again as a sample of its own (its answers are stored apart): the
     noise floor of a SUT that does not answer the same conversation the same way every time.
     """
-    return _Execution(seeds, cases, sut, db, progress, sample).run()
+    return _Execution(seeds, cases, sut, cache or NoCache(), progress, sample).run()
 
 
 def build_tree(seeds: Iterable[Seed], cases: Iterable[TestCase]) -> list[_Node]:
@@ -130,8 +130,8 @@ def _walk(node: _Node):
 
 
 class _Execution:
-    def __init__(self, seeds, cases, sut: SUT, db, progress: Progress | None, sample: int = 0):
-        self.sut, self.db, self.progress, self.sample = sut, db, progress, sample
+    def __init__(self, seeds, cases, sut: SUT, cache: AnswerCache, progress: Progress | None, sample: int = 0):
+        self.sut, self.cache, self.progress, self.sample = sut, cache, progress, sample
         self.roots = build_tree(seeds, cases)
         self.nodes = [n for root in self.roots for n in _walk(root)]
         for rank, node in enumerate(self.nodes):
@@ -147,9 +147,8 @@ class _Execution:
 
     def run(self) -> dict[tuple[str, int], Answer]:
         fingerprint = self.sut.fingerprint
-        with store.connect(self.db) as con:
-            store.write_sut(con, fingerprint, self.sut.config())
-            stored = store.stored_answers(con, fingerprint)
+        self.cache.write_sut(fingerprint, self.sut.config())
+        stored = self.cache.read_answers(fingerprint)
         self.known = {h: (a, s or 0.0, g) for h, (a, s, g) in stored.items()}
         for root in self.roots:
             for child in root.children.values():
@@ -263,8 +262,7 @@ class _Execution:
 
     def _write(self, fingerprint: str, rows: list[dict], report: tuple[int, int, dict]) -> None:
         if rows:
-            with store.connect(self.db) as con:
-                store.write_answers(con, fingerprint, rows)
+            self.cache.write_answers(fingerprint, rows)
         if self.progress is not None:
             self.progress(*report)
 

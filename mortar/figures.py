@@ -1,6 +1,6 @@
 """The plotly figures of a run's report, shared by the Metrics page and the HTML report (no Streamlit here).
 
-Each builder takes what ``metrics.run_report`` (or ``metrics.prioritisation``) returns and gives plotly
+Each builder takes what ``reports.run_report`` (or ``reports.prioritisation``) returns and gives plotly
 figures; figures that depend on a method's tables appear only when that method ran.
 """
 
@@ -13,7 +13,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from mortar.metrics import method_labels
+from mortar.reports import method_labels
 from mortar.vocab import L1, L2, L3, LEVELS, MT
 
 LEVEL_COLOURS = {L1: "#8c8479", L2: "#e4a33b", L3: "#b5452b"}
@@ -120,7 +120,7 @@ def comparison_figures(report: dict) -> list[tuple[str, go.Figure]]:
 
 
 def prioritisation(priorities: dict) -> go.Figure:
-    """Bugs found against the share of the suite executed, one line per stored order (``metrics.prioritisation``)."""
+    """Bugs found against the share of the suite executed, one line per stored order (``reports.prioritisation``)."""
     curves = pd.DataFrame([{"order": name, "share executed": x, "share of bugs found": y}
                            for name, f in priorities.items() for x, y in f["curve"]])
     fig = px.line(curves, x="share executed", y="share of bugs found", color="order", height=400,
@@ -130,7 +130,7 @@ def prioritisation(priorities: dict) -> go.Figure:
 
 
 def precision(rows: list[dict]) -> go.Figure:
-    """PPD of the labelled detections per method, relation and perturbation (``metrics.precision``), each bar
+    """PPD of the labelled detections per method, relation and perturbation (``reports.precision``), each bar
     labelled with its true positives / labelled detections."""
     groups = [g for g in ("method", "relation", "perturbation") if any(r["group"] == g for r in rows)]
     fig = make_subplots(rows=1, cols=max(1, len(groups)), subplot_titles=[f"per {g}" for g in groups],

@@ -21,6 +21,11 @@ from typing import Iterable
 from mortar.errors import InputError
 from mortar.metrics import level_counts, method_summary
 from mortar.vocab import ALL, BUDGET_KEYS, LEVELS, NEW, RATE
+from mortar.methods import methods
+from mortar.relations import RELATIONS
+from mortar import store
+from mortar.compare import read_pair
+from mortar.compare import diff
 
 EXIT_BUDGET_EXCEEDED = 3  # `mortar run/gate/compare --fail-on`: a budget was exceeded (2 stays bad input)
 
@@ -56,8 +61,6 @@ class Budget:
 
 def scopes() -> dict[str, str]:
     """What a budget's scope may name, upper-cased → as the tool spells it: relations and method labels."""
-    from mortar.methods import methods
-    from mortar.relations import RELATIONS
 
     registered = methods().values()  # registers the built-in methods' relations too
     return {n.upper(): n for n in [*RELATIONS, *(m.label for m in registered)]}
@@ -94,7 +97,6 @@ def needs_baseline(budgets: list[Budget]) -> bool:
 def _in_scope(checks, scope: str) -> list:
     if scope == ALL:
         return list(checks)
-    from mortar.methods import methods
 
     relations = {scope} | {r for m in methods().values() if m.label == scope for r in m.relations}
     return [c for c in checks if c.relation in relations]
@@ -104,7 +106,6 @@ def measure(budget: Budget, checks, baseline=None) -> float:
     """The run's figure the budget limits (``baseline``: the baseline run's checks, for NEW)."""
     mine = _in_scope(checks, budget.scope)
     if budget.key == NEW:
-        from mortar.compare import diff
 
         return float(len(diff(_in_scope(baseline or [], budget.scope), mine)[1]))
     if budget.key in LEVELS:
@@ -135,8 +136,6 @@ def enforce(results: list[tuple[Budget, float, bool]]) -> None:
 
 def gate_run(con, run_id: str, budgets: list[Budget], baseline: str | None = None) -> list[tuple[Budget, float, bool]]:
     """A stored run's budgets evaluated (``baseline``: a run of the same test cases, needed by NEW)."""
-    from mortar import store
-    from mortar.compare import read_pair
 
     if needs_baseline(budgets) and baseline is None:
         raise InputError(f"{', '.join(str(b) for b in budgets if b.key == NEW)} needs a baseline run (--baseline RUN)")

@@ -53,7 +53,7 @@ def job_config(args: dict | str) -> RunConfig:
 def describe(config: RunConfig) -> str:
     """One line for a job: what is tested, with what, on how much."""
     limit = f"first {config.limit} seed{'s' if config.limit > 1 else ''}" if config.limit else "all seeds"
-    methods = [f"{m} ({' '.join(config.perturbation.perturbations)})" if m == MORTAR_METHOD else m
+    methods = [f"{m} ({' '.join(config.settings_of(MORTAR_METHOD).perturbations)})" if m == MORTAR_METHOD else m
                for m in config.methods]
     return (f"{', '.join(methods)} · SUT {config.sut} · {Path(config.dataset or '?').name} ({limit}) · "
             f"oracle {config.oracle} · run seed {config.run_seed}")

@@ -15,6 +15,7 @@ from pathlib import Path
 from mortar.compare import relation_order
 from mortar.errors import InputError
 from mortar.metrics import bugs_per_relation
+from mortar import store
 
 MESSAGE_CHARS = 200  # an answer longer than this is cut in the one-line failure message (the body has it whole)
 # characters XML 1.0 cannot carry (SUT output is untrusted text): replaced, so the file always parses
@@ -80,7 +81,6 @@ def junit_xml(checks, questions: dict, run_id: str, sut: str | None = None) -> b
 
 def write_junit(con, run_id: str, out: str | Path) -> tuple[int, int]:
     """Write a stored run's JUnit report atomically; returns (test cases, failures)."""
-    from mortar import store
 
     checks = store.read_checks(con, run_id)
     if not checks:

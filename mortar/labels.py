@@ -20,8 +20,10 @@ import pandas as pd
 
 from mortar import store
 from mortar.dataset import UNKNOWN
-from mortar.metrics import PRECISION_COLUMNS, cohen_kappa, run_precision
+from mortar.metrics import cohen_kappa
+from mortar.reports import PRECISION_COLUMNS, run_precision
 from mortar.vocab import SCORE_MAX, SCORE_MIN, is_true_positive
+from mortar.metrics import ppd
 
 
 # -- samples to label ------------------------------------------------------------------------------
@@ -110,14 +112,13 @@ def agreement(labels: pd.DataFrame, a: str, b: str) -> Agreement:
 
 
 def _ppd(scores: pd.Series) -> float:
-    from mortar.metrics import ppd
 
     return ppd([float(s) for s in scores])
 
 
 def precision_by_method(con, run_id: str, pair: tuple[str, str] | None = None) -> pd.DataFrame:
     """Per method with labelled detections: labelled, PPD of the final labels, and Cohen's kappa of two annotators
-    (``metrics.precision``'s method rows).
+    (``reports.precision``'s method rows).
 
     ``pair``: the two annotators to compare (default: the two who labelled most of this run).
     """

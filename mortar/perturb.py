@@ -12,16 +12,26 @@ import random
 from dataclasses import dataclass
 
 from mortar.dataset import Seed, TestCase
-from mortar.vocab import (DIALOGUE_PERTURBATIONS, DRD, DRR, DRS, DSD, DSR, DUPLICATE_RATIO, ORIG, REDUCE_RATIO,
+from mortar.settings import setting
+from mortar.vocab import (DIALOGUE_PERTURBATIONS, DRD, DRR, DRS, DSD, DSR, DUPLICATE_RATIO, ORIG, PERTURBATION_TEXT,
+                          REDUCE_RATIO,
                           REDUCING)
 
 
 @dataclass(frozen=True)
 class PerturbationSettings:
-    reduce_ratio: float = REDUCE_RATIO  # share of rounds DRR/DSR drop
-    duplicate_ratio: float = DUPLICATE_RATIO  # share of rounds DRD/DSD repeat
-    replicates: int = 1  # test cases per (seed, perturbation)
-    perturbations: tuple[str, ...] = DIALOGUE_PERTURBATIONS
+    reduce_ratio: float = setting(REDUCE_RATIO, f"share of rounds DRR/DSR drop: max(1, floor(ratio·n)) (default "
+                                  f"{REDUCE_RATIO})", label="reduce ratio", flag="--reduce-ratio", between=(0.0, 1.0),
+                                  open_interval=True)
+    duplicate_ratio: float = setting(DUPLICATE_RATIO, f"share of rounds DRD/DSD repeat: max(1, floor(ratio·n)) "
+                                     f"(default {DUPLICATE_RATIO})", label="duplicate ratio", flag="--duplicate-ratio",
+                                     between=(0.0, 1.0), open_interval=True)
+    replicates: int = setting(1, "test cases per seed and perturbation (default 1)", label="replicates",
+                              flag="--replicates", minimum=1)
+    perturbations: tuple[str, ...] = setting(
+        DIALOGUE_PERTURBATIONS, "; ".join(f"{p}: {PERTURBATION_TEXT[p]}" for p in DIALOGUE_PERTURBATIONS)
+        + f" (default: all of {' '.join(DIALOGUE_PERTURBATIONS)})", label="dialogue-level perturbation", flag="--perturbations",
+        choices=DIALOGUE_PERTURBATIONS, nonempty=True)
 
 
 def n_reduced(n: int, ratio: float) -> int:

@@ -19,11 +19,11 @@ it is marked and reported apart (it still counts in no headline metric).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from mortar.context import ECVerdict
+from mortar.verdict import ECVerdict
 from mortar.dataset import Seed, TestCase
-from mortar.vocab import L1, L2, L3, ORIG, RBT
+from mortar.vocab import ORIG, RBT
 
 DIRECTION, INVARIANCE, GROUP = "direction", "invariance", "group"
 
@@ -44,6 +44,15 @@ class Check:
     violated: bool
     bug_level: str | None = None
     unstable: bool = False  # on a seed question whose repeated ORIG answers disagree (the noise floor)
+
+
+def round_check(name: str, seed_id: str, source_round: int, case: TestCase, position: int, output: str,
+                reference: str, similarity: float, ec_equivalent: bool | None, violated: bool,
+                perturbation: str | None = None, check_id: str | None = None) -> Check:
+    """The check of one asked round: the SUT's output there against a reference (or another answer)."""
+    return Check(check_id or f"{name}/{case.test_case_id}/{position}", name, seed_id, source_round,
+                 (perturbation or case.perturbation,), (case.test_case_id,), (position,), output, reference, similarity,
+                 ec_equivalent, violated)
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,8 @@ RELATIONS: dict[str, Relation] = {}
 
 
 def register_relation(relation: Relation) -> Relation:
+    if relation.name in RELATIONS:
+        raise ValueError(f"a relation named {relation.name!r} is already registered")
     RELATIONS[relation.name] = relation
     return relation
 
@@ -104,8 +115,8 @@ def _rbt(j: Judging) -> list[Check]:
             if out is None or gold is None:
                 continue
             sim = j.oracle.similarity(j.question(source), gold, out)
-            checks.append(Check(f"{RBT}/{case.test_case_id}/{pos}", RBT, j.seed.id, source, (ORIG,),
-                                (case.test_case_id,), (pos,), out, gold, sim, True, sim < j.threshold))
+            checks.append(round_check(RBT, j.seed.id, source, case, pos, out, gold, sim, True, sim < j.threshold,
+                                      perturbation=ORIG))
     return checks
 
 
@@ -127,8 +138,8 @@ def matches_reference(name: str):
                 continue
             reference = "Unknown" if j.seed.round(source).is_unknown else gold
             sim = j.oracle.similarity(j.question(source), reference, out)
-            checks.append(Check(f"{name}/{case.test_case_id}", name, j.seed.id, source, (case.perturbation,),
-                                (case.test_case_id,), (pos,), out, reference, sim, None, sim < j.threshold))
+            checks.append(round_check(name, j.seed.id, source, case, pos, out, reference, sim, None,
+                                      sim < j.threshold, check_id=f"{name}/{case.test_case_id}"))
         return checks
     return judge
 
@@ -152,8 +163,8 @@ def same_as_orig(name: str, kinds: tuple[str, ...]):
                 if out is None or before is None:
                     continue
                 sim = j.oracle.agreement(j.question(source), before, out)
-                checks.append(Check(f"{name}/{case.test_case_id}/{pos}", name, j.seed.id, source, (case.perturbation,),
-                                    (case.test_case_id,), (pos,), out, before, sim, None, sim < j.threshold))
+                checks.append(round_check(name, j.seed.id, source, case, pos, out, before, sim, None,
+                                          sim < j.threshold))
         return checks
     return judge
 
@@ -172,53 +183,3 @@ def unstable_rounds(seed: Seed, orig_cases: list[TestCase], answers: dict, orig_
                    for i, a in enumerate(texts) for b in texts[i + 1:] if a != b):
                 found.add(source)
     return found
-
-
-def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECVerdict | None]],
-          answers: dict, oracle, threshold: float, selections: dict | None = None,
-          orig_samples: list[dict] | None = None) -> list[Check]:
-    """All checks of a run: RBT on the ORIG cases, and each method's relations on the test cases it made,
-    with bug levels on every detection but RBT's.
-
-    ``answers`` maps (test_case_id, position) to the executor's answer (``.text`` is None when errored);
-    ``orig_samples``: the repeated answers of the ORIG cases, same keys (the noise floor, :func:`unstable_rounds`).
-    """
-    from mortar.methods import method_of_case
-
-    oracle.prepare({a.text for a in answers.values() if a.text is not None}
-                   | {r.answer for s in seeds for r in s.rounds if r.answer})
-    checks: list[Check] = []
-    for seed in seeds:
-        seed_cases = [c for c in cases if c.seed_id == seed.id]
-        orig = [c for c in seed_cases if c.perturbation == ORIG]
-        refs = references(seed, orig, answers)
-        # an oracle that reads the story gets this seed's ('the younger brother' is the gold 'Tom' when it says so)
-        seed_oracle = oracle.for_story(seed.story) if hasattr(oracle, "for_story") else oracle
-        rbt = RELATIONS[RBT].judge(Judging(seed, orig, verdicts, answers, seed_oracle, threshold, refs))
-        judged: list[Check] = []
-        by_method: dict = {}
-        for case in seed_cases:
-            method = method_of_case(case)
-            if method is not None:
-                by_method.setdefault(method, []).append(case)
-        for method, mine in by_method.items():
-            judging = Judging(seed, mine, verdicts, answers, seed_oracle, threshold, refs, orig, selections or {})
-            for name in method.relations:
-                judged += RELATIONS[name].judge(judging)
-        mine = rbt + with_levels(judged, {c.source_round for c in rbt if c.violated}, any(c.violated for c in rbt))
-        if orig_samples:
-            unstable = unstable_rounds(seed, orig, answers, orig_samples, seed_oracle, threshold)
-            mine = [replace(c, unstable=True) if c.violated and c.source_round in unstable else c for c in mine]
-        checks += mine
-    return checks
-
-
-def with_levels(checks: list[Check], rbt_bug_rounds: set[int], seed_has_rbt_bug: bool) -> list[Check]:
-    def level(c: Check) -> str | None:
-        if not c.violated:
-            return None
-        if c.source_round in rbt_bug_rounds:
-            return L1
-        return L2 if seed_has_rbt_bug else L3
-
-    return [replace(c, bug_level=level(c)) for c in checks]

@@ -1,6 +1,6 @@
 """A run's report as one self-contained HTML file, for people who will not open the dashboard.
 
-The summary and tables of ``mortar report`` (``metrics.run_report``), the Metrics page's figures
+The summary and tables of ``mortar report`` (``reports.run_report``), the Metrics page's figures
 (``mortar.figures``) with plotly.js embedded once, a few worked examples (the highest-level detection of
 each relation, both dialogues and the two answers compared) and a glossary from the registries. It opens
 offline: nothing is fetched. Every text from the dataset or the SUT is HTML-escaped.
@@ -14,7 +14,8 @@ from html import escape
 import pandas as pd
 from plotly.offline import get_plotlyjs
 
-from mortar import figures, labels, metrics, store
+from mortar import figures, labels, store
+from mortar import reports
 from mortar.errors import InputError
 from mortar.glossary import glossary
 from mortar.methods import methods
@@ -49,13 +50,13 @@ nav a { margin-right: 1rem; }
 def html_report(con, run_id: str) -> str:
     """The report of a stored run (``run_id`` as stored, not ``latest``) as one HTML document."""
     config = store.stored_config(con, run_id)  # an unknown run is bad input
-    report = metrics.run_report(con, run_id)
+    report = reports.run_report(con, run_id)
     if not any(m["detections"] for m in report["metrics"].values()):
         raise InputError(f"run {run_id} has no results yet (a `mortar generate` run, or one still in progress)")
     runs = store.read_runs(con)
     run = runs[runs["run_id"] == run_id].iloc[0]
     precision = labels.precision_by_method(con, run_id)
-    priorities = metrics.prioritisation(con, run_id)
+    priorities = reports.prioritisation(con, run_id)
     sections = [
         ("summary", "Summary", _summary(report)),
         ("tables", "Tables", _tables(report)),

@@ -17,13 +17,20 @@ from pathlib import Path
 
 from mortar import store
 from mortar.config import RunConfig, make_extractor, make_run_sut
-from mortar.context import ECVerdict, check_case
-from mortar.dataset import Dataset, TestCase, load_dataset
+from mortar.context import check_case
+from mortar.dataset import Dataset, TestCase, limited, load_dataset
+from mortar.execute import execute
+from mortar.guide.prioritise import GINI_ORDER, INITIAL, case_scores, initial_order, order_by_scores
+from mortar.judge import judge
 from mortar.kg.model import DialogueGraph, ExtractionError
-from mortar.methods import Made, Making, methods
+from mortar.methods import Answered, Made, Making, method_kinds, methods
 from mortar.oracle import Oracle, default_threshold
 from mortar.perturb import PerturbationSettings, original_case
-from mortar.vocab import BT, DIALTEST_METHOD, METAL_METHOD, MORTAR_METHOD, ORIG, PERSONA_METHOD
+from mortar.reports import metric_rows, report
+from mortar.store import StoreCache
+from mortar.verdict import ECVerdict
+from mortar.vocab import METAL_METHOD, MORTAR_METHOD, ORIG, RANDOM
+from importlib.metadata import PackageNotFoundError, version
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +96,10 @@ def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None
     (its notes, and for guided methods the evaluated mutants). ``sut``: for methods guided by its answers."""
     graphs, failed = knowledge_graphs(dataset, extractor, db, progress)
     seeds = [s for s in dataset.seeds if s.id not in failed]
-    making = Making(seeds, config.run_seed, config, graphs, oracle, list(pool or dataset.seeds), sut, db, progress,
-                    dataset.sha256)
-    made: list[Made] = [m.make_cases(making) for name, m in methods().items() if name in config.methods]
+    making = Making(seeds, config.run_seed, config, graphs, oracle, list(pool or dataset.seeds), sut, StoreCache(db),
+                    progress, dataset.sha256)
+    made: list[Made] = [m.make_cases(replace(making, settings=config.settings_of(name)))
+                        for name, m in methods().items() if name in config.methods]
     cases, verdicts = [], {}
     for seed in seeds:  # ORIG first, then each method's cases: the order the executor's prefix tree grows in
         orig = original_case(seed)
@@ -106,7 +114,7 @@ def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None
 def generate(dataset: Dataset, run_seed: int, settings: PerturbationSettings, db=None, extractor=None,
              progress=None) -> Generated:
     """`mortar generate`: MORTAR's test cases with their EC verdicts, stored under a deterministic run id."""
-    config = RunConfig(methods=(MORTAR_METHOD,), run_seed=run_seed, perturbation=settings)
+    config = RunConfig(methods=(MORTAR_METHOD,), run_seed=run_seed, settings={MORTAR_METHOD: settings})
     extractor = extractor or make_extractor(config.kg_backend)
     _, cases, verdicts, failed, made = make_test_cases(dataset, config, db, extractor, progress)
     notes = tuple(n for m in made for n in m.notes)
@@ -178,12 +186,6 @@ def augmented_dataset(frame, run_id: str) -> dict:
     return {"version": "1.0", "data": data}
 
 
-def limited(dataset: Dataset, limit: int | None) -> Dataset:
-    if not limit:
-        return dataset
-    return Dataset(dataset.path, dataset.sha256, dataset.seeds[:limit])
-
-
 def _method_key(names: tuple[str, ...]) -> str:
     """How the stored configuration names the methods; MORTAR and METAL together keep the name they had
     before methods were registered ("both"), so the run ids of earlier runs stay valid."""
@@ -191,36 +193,25 @@ def _method_key(names: tuple[str, ...]) -> str:
 
 
 def run_key(config: RunConfig, extractor, sut, threshold: float) -> dict:
-    """What the run id is derived from: every setting that can change a test case, an answer or a verdict."""
-    perturbation = config.perturbation if MORTAR_METHOD in config.methods else replace(config.perturbation,
-                                                                                       perturbations=())
-    key = {"perturbations": asdict(perturbation), "kg": {"backend": extractor.backend, "model": extractor.model},
+    """What the run id is derived from: every setting that can change a test case, an answer or a verdict.
+    Each method says how its settings enter it (``TestMethod.key_entries``)."""
+    key = {"kg": {"backend": extractor.backend, "model": extractor.model},
            "method": _method_key(config.methods), "sut": sut.config(), "sut_fingerprint": sut.fingerprint,
            "oracle": config.oracle, "threshold": threshold, "limit": config.limit, "versions": versions()}
-    if METAL_METHOD in config.methods:
-        key["metal"] = asdict(config.metal)
-    if PERSONA_METHOD in config.methods:
-        key["persona"] = asdict(config.persona)
-    if config.targets != "random":
+    for name, method in methods().items():
+        key.update(method.key_entries(config.settings_of(name), name in config.methods))
+    if config.targets != RANDOM:
         key["targets"] = config.targets
     if config.budget:
         key["budget"] = {"n": config.budget, "order": config.order}
     if config.orig_repeats > 1:
         key["orig_repeats"] = config.orig_repeats
-    if DIALTEST_METHOD in config.methods:
-        from mortar.methods.dialtest import bt_model
-
-        key["dialtest"] = {**asdict(config.dialtest), "bt_model": bt_model() if BT in config.dialtest.operators else None}
     return key
 
 
 def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor=None, progress=None) -> RunResult:
     """Test one SUT on one dataset with the configured methods: test cases, context check, answers, relations,
     metrics — all stored under the run id."""
-    from mortar.execute import execute
-    from mortar.metrics import metric_rows, report
-    from mortar.relations import judge
-
     full = dataset or load_dataset(config.dataset)
     dataset = limited(full, config.limit)
     sut = sut or make_run_sut(config)  # max_new_tokens is in its fingerprint, hence in the run key; lanes is not
@@ -245,14 +236,15 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
             store.write_mutants(con, run_id, mutants)
     try:
         # 2. the SUT answers every round; answers are stored as they come and read back on a re-run
-        answers = execute(seeds, cases, sut, db=db, progress=_stage(progress, "answering"))
+        answers = execute(seeds, cases, sut, StoreCache(db), progress=_stage(progress, "answering"))
         # 2a. the noise floor: ORIG asked again, each repeat a whole conversation of its own
         orig_cases = [c for c in cases if c.perturbation == ORIG]
-        orig_samples = [execute(seeds, orig_cases, sut, db=db, sample=k,
+        orig_samples = [execute(seeds, orig_cases, sut, StoreCache(db), sample=k,
                                 progress=_stage(progress, f"answering ORIG again ({k}/{config.orig_repeats - 1})"))
                         for k in range(1, config.orig_repeats)]
-        # 2b. response selection (persona method, local SUTs): the gold answer's rank by the SUT's likelihood
-        selections = _selection(config, seeds, cases, answers, sut, full.seeds, oracle, threshold, db, run_id, progress)
+        # 2b. steps of the methods after the answers (the persona method's response selection)
+        selections = _after_answers(config, seeds, cases, answers, sut, full.seeds, oracle, threshold, db, run_id,
+                                    progress)
         # 3. reference-based testing and every method's relations
         if progress:
             progress(0, 1, {"stage": "judging"})
@@ -277,20 +269,18 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
 
 def _budgeted(config: RunConfig, dataset: Dataset, seeds, cases, sut, db, progress) -> tuple[list[TestCase], str]:
     """ORIG and the first ``config.budget`` test cases in ``config.order`` (mortar.guide.prioritise)."""
-    from mortar.execute import execute
-    from mortar.guide.prioritise import GINI_ORDER, INITIAL, case_scores, initial_order, order_by_scores
-
-    initial = initial_order(cases)
+    initial = initial_order(cases, method_kinds())
     if config.order == INITIAL:
         chosen = initial
     else:
         orig_answers = {}
         if config.order == GINI_ORDER:  # the SUT's uncertainty on the seed questions: their answers first
             orig = [c for c in cases if c.perturbation == ORIG]
-            answered = execute(seeds, orig, sut, db=db, progress=_stage(progress, "answering ORIG"))
+            answered = execute(seeds, orig, sut, StoreCache(db), progress=_stage(progress, "answering ORIG"))
             orig_answers = {c.seed_id: [answered[(c.test_case_id, p)].text for p in range(1, len(c.source_rounds) + 1)]
                             for c in orig}
-        scores, _ = case_scores(config.order, cases, seeds, sut, dataset.sha256, db, config.run_seed, orig_answers,
+        scores, _ = case_scores(config.order, cases, seeds, sut, dataset.sha256, StoreCache(db), config.run_seed,
+                                orig_answers,
                                 progress=progress)
         chosen = order_by_scores(initial, scores)
     keep = {c.test_case_id for c in chosen[:config.budget]}
@@ -298,18 +288,17 @@ def _budgeted(config: RunConfig, dataset: Dataset, seeds, cases, sut, db, progre
     return kept, f"budget: the first {len(keep)} of {len(initial)} test cases in {config.order} order (and ORIG)"
 
 
-def _selection(config, seeds, cases, answers, sut, pool, oracle, threshold, db, run_id, progress) -> dict:
-    if PERSONA_METHOD not in config.methods or not config.persona.selection:
-        return {}
-    from mortar.methods import methods
-    from mortar.selection import select
-
-    persona = methods()[PERSONA_METHOD]
-    chosen = [c for c in cases if c.perturbation == ORIG or c.perturbation in persona.perturbations]
-    rows = select(seeds, chosen, answers, sut, pool, config.persona.candidates, config.run_seed, oracle, threshold,
-                  progress)
-    with store.connect(db) as con:
-        store.write_selections(con, run_id, list(rows.values()))
+def _after_answers(config, seeds, cases, answers, sut, pool, oracle, threshold, db, run_id, progress) -> dict:
+    """Each chosen method's step after the answers (response selection): its rows, stored with the run."""
+    rows = {}
+    for name, method in methods().items():
+        if name in config.methods and method.after_answers is not None:
+            mine = [c for c in cases if c.perturbation == ORIG or c.perturbation in method.perturbations]
+            rows.update(method.after_answers(Answered(config.settings_of(name), seeds, mine, answers, sut, pool,
+                                                      oracle, threshold, config.run_seed, progress)))
+    if rows:
+        with store.connect(db) as con:
+            store.write_selections(con, run_id, list(rows.values()))
     return rows
 
 
@@ -337,7 +326,6 @@ def _round_rows(cases, answers, checks) -> list[dict]:
 
 def versions() -> dict:
     """Versions of the components that shape the results, stored with every run."""
-    from importlib.metadata import PackageNotFoundError, version
 
     found = {}
     for package in ("mortar-studio", "torch", "transformers", "sentence-transformers", "spacy", "coreferee",

@@ -19,9 +19,11 @@ from __future__ import annotations
 import random
 
 from mortar.dataset import Seed
-from mortar.sut.base import SUT, Conversation, SutError
-from mortar.sut.local import LocalSUT, stop_token_ids
+from mortar.sut.base import SUT, Conversation
+from mortar.sut.likelihood import candidate_tokens, reply_logprobs
 from mortar.vocab import SEL
+from mortar.perturb import case_rng
+from mortar.sut.base import Turn
 
 
 def candidates_for(seed: Seed, turn_id: int, others: list[Seed], k: int, rng: random.Random) -> list[str]:
@@ -67,35 +69,11 @@ def score_candidates(sut: SUT, conversation: Conversation, candidates: list[str]
     return scores
 
 
-def reply_logprobs(sut: SUT, conversation: Conversation, candidates: list[str], session=None, lane: int = 0):
-    """(first, logprobs, replies): the next-token log-probabilities after the conversation (which predict every
-    reply's first token), then per candidate and reply token t those after token t, and each candidate's
-    tokens. The conversation runs through the model once; its keys and values serve every candidate."""
-    import torch
-    from transformers import DynamicCache
-
-    model, prompt, replies = _tokens(sut, conversation, candidates)
-    session = session or sut.session(lanes=1)
-    with torch.inference_mode():
-        first, kv = session.extend(lane, prompt)
-        cache = DynamicCache()
-        for layer, (keys, values) in enumerate(kv):
-            cache.update(keys, values, layer)
-        cache.batch_repeat_interleave(len(replies))  # one copy of the prefix's keys/values per candidate
-        # Right padding: under causal attention a real token never sees the padding after it, so the
-        # real tokens' logits are exactly what each candidate would get alone; padded positions are ignored.
-        width = max(len(r) for r in replies)
-        batch = torch.tensor([r + [r[-1]] * (width - len(r)) for r in replies])
-        logits = model(input_ids=batch, past_key_values=cache, use_cache=True).logits
-        logprobs = torch.log_softmax(logits.float(), dim=-1)
-    return first, logprobs, replies
-
-
 def full_pass_scores(sut: SUT, conversation: Conversation, candidates: list[str]) -> list[float]:
     """The same scores as ``score_candidates`` by one plain forward pass of the whole text per candidate."""
     import torch
 
-    model, prompt, replies = _tokens(sut, conversation, candidates)
+    model, prompt, replies = candidate_tokens(sut, conversation, candidates)
     scores = []
     with torch.inference_mode():
         for reply in replies:
@@ -105,36 +83,6 @@ def full_pass_scores(sut: SUT, conversation: Conversation, candidates: list[str]
             total = sum(logprobs[t, token].item() for t, token in enumerate(reply))
             scores.append(total / len(reply))
     return scores
-
-
-def _tokens(sut: SUT, conversation: Conversation, candidates: list[str]):
-    """(model, the prompt's token ids, each candidate's own token ids as the SUT's chat template renders them)."""
-    if not isinstance(sut, LocalSUT):
-        raise SutError(f"{sut.model or sut.backend}: response selection needs a local model's token probabilities")
-    if not candidates:
-        raise ValueError("no candidates to score")
-    model, tokenizer = sut.loaded
-    model.eval()
-    stops = stop_token_ids(model, tokenizer, sut.local.stop_at_newline)
-    prompt = sut.prompt_ids(conversation)
-    messages = conversation.messages(sut.settings.system_prompt)
-    replies = []
-    for candidate in candidates:
-        ids = list(tokenizer.apply_chat_template(messages + [{"role": "assistant", "content": candidate}],
-                                                 tokenize=True, return_dict=False))
-        if ids[:len(prompt)] != prompt:
-            raise SutError(f"{sut.model}: the chat template renders the conversation before a reply differently "
-                           "from its generation prompt; candidates cannot be scored against it")
-        reply = ids[len(prompt):]
-        # the template closes the turn after the reply (an end-of-turn token, maybe a line break): not the reply's
-        for end, token in enumerate(reply):
-            if token in stops:
-                reply = reply[:end]
-                break
-        if not reply:
-            raise ValueError(f"candidate {candidate!r} has no tokens of its own")
-        replies.append(reply)
-    return model, prompt, replies
 
 
 def rank(scores: list[float]) -> list[int]:
@@ -169,8 +117,6 @@ def select(seeds: list[Seed], cases, answers: dict, sut: SUT, pool: list[Seed], 
     A round gets the same candidates in every version, so a changed top candidate is the model's doing.
     Returns {(test_case_id, position): row}; each row also says whether the answer oracle accepts the SUT's
     generated answer there (``oracle_pass``), for the agreement of the two judgements."""
-    from mortar.perturb import case_rng
-    from mortar.sut.base import Turn
 
     by_id = {s.id: s for s in seeds}
     todo = []

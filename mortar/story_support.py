@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from mortar.answers import is_unknown, same_word
+from mortar.nlp import load_nlp
 
 _WH = {"what", "who", "whom", "whose", "which", "where", "when", "why", "how"}
 _CONTENT_POS = {"NOUN", "PROPN", "VERB", "ADJ", "ADV"}
@@ -22,7 +23,6 @@ _LIGHT = {"be", "have", "do"}  # verbs that say nothing of where to look
 
 
 def _nlp():
-    from mortar.nlp import load_nlp
 
     return load_nlp().nlp
 

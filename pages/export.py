@@ -6,7 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from mortar import ui
-from mortar import metrics, store
+from mortar import store
+from mortar import reports
 
 st.title("Export")
 st.caption("Downloads of one run: every round with the SUT's answer, reference, similarity and EC verdict; the "
@@ -30,7 +31,7 @@ WHAT = {
     "detections": ("Detections", "violated checks with relation, perturbations, compared texts, bug level",
                    store.detections_export),
     "labels": ("Labels", "every annotator's score and note, and each detection's final label", labels_frame),
-    "metrics": ("Metrics", "NBugs, RETC, BPTC, Rate+, L1–L3 and CV of RBT and MT", metrics.metrics_frame),
+    "metrics": ("Metrics", "NBugs, RETC, BPTC, Rate+, L1–L3 and CV of RBT and MT", reports.metrics_frame),
 }
 FORMATS = {"CSV": ("csv", "text/csv"), "Parquet": ("parquet", "application/vnd.apache.parquet"),
            "JSON": ("json", "application/json")}

@@ -13,14 +13,10 @@ from mortar.dataset import DatasetError, load_dataset
 from mortar.methods import methods
 from mortar.guide.prioritise import INITIAL, ORDERS
 from mortar.guide.sensitivity import SENSITIVITIES
-from mortar.methods.dialtest import DialTestSettings
-from mortar.methods.metal import MetalSettings
-from mortar.methods.persona import PersonaSettings
 from mortar.oracle import DEFAULT_ORACLE, ORACLES, default_threshold
-from mortar.perturb import PerturbationSettings
 from mortar.sut import LOCAL_LANES
-from mortar.vocab import (DIALOGUE_PERTURBATIONS, DIALTEST_OPERATORS, NOISE_LOCATIONS, OPERATOR_TEXT, ORIG, PERSONA_RELATIONS, PERTURBATION_TEXT,
-                          QUESTION_AND_HISTORY, RBT, SELECTION_CANDIDATES)
+from mortar.ui.settings_form import settings_form
+from mortar.vocab import RBT
 
 KEY_VARS = {  # what each choice reads from the environment (or .streamlit/secrets.toml); values never shown
     "openai": ["MORTAR_OPENAI_API_KEY", "OPENAI_API_KEY", "MORTAR_OPENAI_BASE_URL", "MORTAR_OPENAI_MODEL"],
@@ -109,58 +105,13 @@ with st.form("launch"):
                                         "on a question whose ORIG answers already disagree is marked unstable and "
                                         "reported apart. For SUTs that do not answer the same way every time.")
     st.markdown("**Test methods**")
-    c1, c2 = st.columns([2, 1])
     registered = methods()
-    chosen = c1.multiselect("Methods", list(registered), default=list(DEFAULTS.methods),
+    chosen = st.multiselect("Methods", list(registered), default=list(DEFAULTS.methods),
                             format_func=lambda n: f"{n} ({registered[n].label})",
                             help=" ".join(f"{n}: {m.text}" for n, m in registered.items())
                             + " Several methods run on the same seeds and SUT and are compared in one report.")
-    metal_rate = c2.number_input("METAL rate", min_value=0.05, max_value=0.95, value=DEFAULTS.metal.rate, step=0.05,
-                                 help="Share of a question's words METAL's perturbations change (used by metal).")
-    st.markdown("**DialTest** (dialtest)")
-    c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
-    dialtest_operators = c1.multiselect("DialTest operators", list(DIALTEST_OPERATORS),
-                                        default=list(DEFAULTS.dialtest.operators),
-                                        help="; ".join(f"{k}: {v}" for k, v in OPERATOR_TEXT.items())
-                                        + ". Without a chat endpoint BT is reported unavailable and the others run.")
-    gini_budget = c2.number_input("Gini budget", min_value=0, value=DEFAULTS.dialtest.gini_budget, step=1,
-                                  help="SUT calls per question for the Gini-guided search (DialTest's Algorithm 1), "
-                                       "compared with random transformation at the same budget. 0 = unguided: each "
-                                       "operator once.")
-    gini_tau = c3.number_input("Gini τ", value=DEFAULTS.dialtest.gini_tau, step=0.01, format="%.2f",
-                               help="A mutant is kept when its answer's Gini impurity rises by more than τ.")
-    keep_above = c4.number_input("Meaning filter", min_value=0.0, max_value=1.0, value=DEFAULTS.dialtest.keep_above,
-                                 step=0.05, help="A transformed question is reverted below this embedding cosine to "
-                                                 "the original.")
-    st.markdown("**Persona-centric relations** (persona)")
-    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
-    persona_relations = c1.multiselect("Persona relations", list(PERSONA_RELATIONS),
-                                       default=list(DEFAULTS.persona.relations),
-                                       help=" ".join(ui.help_for(r) for r in PERSONA_RELATIONS))
-    noise_locations = c2.multiselect("Noise locations (P3)", list(NOISE_LOCATIONS),
-                                     default=list(DEFAULTS.persona.noise_locations),
-                                     help=f"Where P3's swap noise goes; '{QUESTION_AND_HISTORY}' = the question and the "
-                                          "history together.")
-    keep_names = c3.checkbox("Keep names", value=not DEFAULTS.persona.noise_names,
-                             help="P3's noise leaves names as written.")
-    selection = c4.number_input("Selection candidates", min_value=0, value=0, step=1,
-                                help="Rank the gold answer among this many distractors by the SUT's likelihood "
-                                     f"(hits@1, MRR; local SUTs only; 0 = off, {SELECTION_CANDIDATES} is the paper's).")
-    st.markdown("**Perturbations** (MORTAR)")
-    perturbations = st.multiselect(
-        "Dialogue-level perturbations", list(DIALOGUE_PERTURBATIONS), default=list(DEFAULTS.perturbation.perturbations),
-        help="; ".join(f"{p}: {PERTURBATION_TEXT[p]}" for p in DIALOGUE_PERTURBATIONS)
-             + f". Each seed also gives one {ORIG} test case for {RBT}.")
-    c1, c2, c3, c4 = st.columns(4)
-    seed = c1.number_input("Run seed", min_value=0, value=DEFAULTS.run_seed, step=1, help="Same seed, same test cases.")
-    replicates = c2.number_input("Replicates", min_value=1, value=DEFAULTS.perturbation.replicates, step=1,
-                                 help="Test cases per seed and perturbation.")
-    reduce_ratio = c3.number_input("Reduce ratio", min_value=0.05, max_value=0.95,
-                                   value=DEFAULTS.perturbation.reduce_ratio, step=0.05,
-                                   help="Share of rounds DRR/DSR drop: max(1, floor(ratio·n)).")
-    duplicate_ratio = c4.number_input("Duplicate ratio", min_value=0.05, max_value=0.95,
-                                      value=DEFAULTS.perturbation.duplicate_ratio, step=0.05,
-                                      help="Share of rounds DRD/DSD repeat: max(1, floor(ratio·n)).")
+    method_settings = {name: settings_form(m, DEFAULTS.settings_of(name)) for name, m in registered.items()}
+    seed = st.number_input("Run seed", min_value=0, value=DEFAULTS.run_seed, step=1, help="Same seed, same test cases.")
     st.markdown("**Oracle and context check**")
     c1, c2, c3 = st.columns(3)
     oracles = list(ORACLES)
@@ -196,14 +147,7 @@ if submitted:
         spec = sut_model.strip()
     config = RunConfig(
         dataset=str(ui.DATA / dataset), methods=tuple(chosen) or DEFAULTS.methods, sut=spec, run_seed=int(seed),
-        perturbation=PerturbationSettings(reduce_ratio=float(reduce_ratio), duplicate_ratio=float(duplicate_ratio),
-                                          replicates=int(replicates), perturbations=tuple(perturbations)),
-        metal=MetalSettings(rate=float(metal_rate)), oracle=oracle,
-        dialtest=DialTestSettings(operators=tuple(dialtest_operators), gini_budget=int(gini_budget),
-                                  gini_tau=float(gini_tau), keep_above=float(keep_above)),
-        persona=PersonaSettings(relations=tuple(persona_relations), noise_locations=tuple(noise_locations),
-                                noise_names=not keep_names, selection=bool(selection),
-                                candidates=int(selection) or SELECTION_CANDIDATES),
+        settings=method_settings, oracle=oracle,
         threshold=None if threshold is None else float(threshold), kg_backend=kg_backend, limit=int(limit) or None,
         targets=targets, budget=int(budget) or None, order=order, max_new_tokens=int(max_new_tokens),
         lanes=int(lanes) or None, orig_repeats=int(orig_repeats))

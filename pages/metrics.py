@@ -6,7 +6,8 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from mortar import figures, metrics, report_html, store, ui
+from mortar import figures, report_html, store, ui
+from mortar import reports
 from mortar.figures import LEVEL_COLOURS
 from mortar.vocab import LEVELS, MT, RBT
 
@@ -22,7 +23,7 @@ row = runs[runs["run_id"] == run_id].iloc[0]
 
 @st.cache_data(max_entries=16, show_spinner="Computing the run's metrics…")
 def run_report(db: str, run_id: str, stamp: str) -> dict:
-    return ui.read(metrics.run_report, run_id)
+    return ui.read(reports.run_report, run_id)
 
 
 report = run_report(str(store.db_path()), run_id, f"{row['created_at']}|{row['checks']}|{row['status']}")
@@ -85,7 +86,7 @@ if "uniqueness" in report:
             st.plotly_chart(f, key=f"m-fig-{name}")
             ui.figure_downloads(f, f"{run_id}-{name}", f"m-fig-{name}")
 
-priorities = ui.read(metrics.prioritisation, run_id)
+priorities = ui.read(reports.prioritisation, run_id)
 if priorities:
     st.subheader("Test prioritisation: bugs found against the share of the suite executed")
     st.caption("Orders stored by `mortar prioritise RUN --by gri|wali|gini|random`, beside the order the run made the "
@@ -101,7 +102,7 @@ if priorities:
         st.plotly_chart(fig_prio, key="m-fig-prioritisation")
         ui.figure_downloads(fig_prio, f"{run_id}-prioritisation", "m-fig-prioritisation")
 
-precision = ui.read(metrics.run_precision, run_id)  # read on every render: labels change without the run
+precision = ui.read(reports.run_precision, run_id)  # read on every render: labels change without the run
 if precision:
     st.subheader("Precision of the labelled detections")
     st.caption(ui.GLOSSARY["PPD"] + " " + ui.GLOSSARY["kappa"] + " Annotators are combined as everywhere: an "

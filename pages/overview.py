@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from mortar import metrics, ui
+from mortar import ui
+from mortar import reports
 from mortar.vocab import DRR, DRS, LEVELS, MT, ORIG, RBT
 
 st.title("Overview")
@@ -35,7 +36,7 @@ else:
     col = st.column_config
     shown = runs.drop(columns=["checks"])
     help_of = {f"{label} {metric}": ui.help_for(label) + " " + ui.help_for(metric)
-               for label in metrics.method_labels() for metric in ("NBugs", "BPTC", "Rate+")}
+               for label in reports.method_labels() for metric in ("NBugs", "BPTC", "Rate+")}
     config = {column: col.NumberColumn(format="%d" if column.endswith("NBugs") else "%.2f", help=help_of[column])
               for column in shown.columns if column in help_of}
     config.update({level: col.NumberColumn(help=f"MORTAR ({MT}) bugs at this level. " + ui.help_for(level))

@@ -15,7 +15,7 @@ from mortar.compare import RATE_PLUS, compare, compare_runs
 from mortar.errors import InputError
 from mortar.gate import EXIT_BUDGET_EXCEEDED, Budget, parse_budget, parse_budgets
 from mortar.junit import junit_xml
-from mortar.metrics import run_report
+from mortar.reports import run_report
 from mortar.relations import Check
 from mortar.run import RunConfig, run
 from mortar.sut.base import SUT

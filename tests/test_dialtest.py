@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mortar.store import StoreCache
 from mortar.cli import main
 from mortar.config import RunConfig
 from mortar.dataset import Round, Seed, load_dataset
@@ -200,9 +201,9 @@ def test_answer_gini_of_a_local_model_matches_a_plain_forward_pass():
     # the reference: the whole text once through the model, the distributions at the answer's places
     model, tokenizer = sut.loaded
     prompt = sut.prompt_ids(conversation)
-    from mortar.selection import _tokens
+    from mortar.sut.likelihood import candidate_tokens
 
-    _, _, (reply,) = _tokens(sut, conversation, [answer])
+    _, _, (reply,) = candidate_tokens(sut, conversation, [answer])
     with torch.inference_mode():
         probs = torch.softmax(model(input_ids=torch.tensor([prompt + reply])).logits[0].float(), dim=-1)
     places = range(len(prompt) - 1, len(prompt) + len(reply))
@@ -217,11 +218,11 @@ def test_the_impurity_measured_while_decoding_is_the_teacher_forced_one(tmp_path
     seed = Seed("k", "Tom built a red kite. He flew it on Crow Hill with his sister Ann.",
                 (Round(1, "Who built the kite?", "Tom"), Round(2, "Where did he fly it?", "on Crow Hill")))
     case = single_turn_case(seed, 2, SR, "Where did he fly it?")
-    answers = execute([seed], [case], sut, db=tmp_path / "a.duckdb")
+    answers = execute([seed], [case], sut, StoreCache(tmp_path / "a.duckdb"))
     first, second = answers[(case.test_case_id, 1)], answers[(case.test_case_id, 2)]
     conversation = Conversation(seed.story, ((Turn(seed.round(1).question, first.text)),), seed.round(2).question)
     assert second.gini == pytest.approx(answer_gini(sut, conversation, second.text), abs=1e-3)
-    again = execute([seed], [case], sut, db=tmp_path / "a.duckdb")[(case.test_case_id, 2)]
+    again = execute([seed], [case], sut, StoreCache(tmp_path / "a.duckdb"))[(case.test_case_id, 2)]
     assert again.cached and again.gini == pytest.approx(second.gini)  # stored with the answer
 
 
@@ -278,7 +279,7 @@ def test_http_gini_from_logprobs_and_unavailable_without_them(monkeypatch, tmp_p
     with Translator() as server:
         monkeypatch.setenv("MORTAR_OPENAI_BASE_URL", server.url)
         sut = make_sut("openai:loopback")
-        scored = score_cases([seed], [case], history, sut, db=tmp_path / "g.duckdb")[case.test_case_id]
+        scored = score_cases([seed], [case], history, sut, StoreCache(tmp_path / "g.duckdb"))[case.test_case_id]
     assert scored.answer == "Tom"
     expected = ((1 - (0.9048 ** 2 + 0.0907 ** 2)) + (1 - 2 * 0.4966 ** 2)) / 2
     assert scored.gini == pytest.approx(expected, abs=1e-3)
@@ -287,7 +288,7 @@ def test_http_gini_from_logprobs_and_unavailable_without_them(monkeypatch, tmp_p
     with Translator(logprobs=False) as server:
         monkeypatch.setenv("MORTAR_OPENAI_BASE_URL", server.url)
         with pytest.raises(GiniUnavailable, match="log-probabilities"):
-            score_cases([seed], [case], history, make_sut("openai:loopback"), db=tmp_path / "g.duckdb")
+            score_cases([seed], [case], history, make_sut("openai:loopback"), StoreCache(tmp_path / "g.duckdb"))
 
 
 # -- in a run -------------------------------------------------------------------------------------------------
@@ -296,14 +297,14 @@ def test_http_gini_from_logprobs_and_unavailable_without_them(monkeypatch, tmp_p
 def dialtest_run(tmp_path_factory):
     db = tmp_path_factory.mktemp("dialtest") / "store.duckdb"
     config = RunConfig(dataset=str(SAMPLE), methods=("mortar", "dialtest"), oracle="cosine", limit=2,
-                       dialtest=DialTestSettings(operators=(SR, WI)))
+                       settings={"dialtest": DialTestSettings(operators=(SR, WI))})
     return run(None, config, db=db, sut=ScriptedSUT()), db
 
 
 def test_a_run_judges_dialtest_cases_with_both_relations_and_compares_the_methods(dialtest_run, capsys):
     result, db = dialtest_run
     from mortar import store
-    from mortar.metrics import run_report
+    from mortar.reports import run_report
 
     with store.connect(db, read_only=True) as con:
         checks = store.read_checks(con, result.run_id)
@@ -340,12 +341,11 @@ def test_export_transformed_writes_a_coqa_dataset_with_the_gold_answers(dialtest
 
 def test_bad_dialtest_options_exit_2_in_one_line(capsys):
     for bad in (["--dialtest-operators", "SR,XX"], ["--gini-budget", "-1"]):
-        with pytest.raises(SystemExit) as exit_:
-            main(["run", "--dataset", str(SAMPLE), "--method", "dialtest", *bad])
-        assert exit_.value.code == 2
+        assert main(["run", "--dataset", str(SAMPLE), "--method", "dialtest", *bad]) == 2
     err = capsys.readouterr().err
-    assert "unknown operator XX; choose from SR,BT,WI" in err and "-1 is negative" in err
-    config = RunConfig(dataset=str(SAMPLE), methods=("dialtest",), dialtest=DialTestSettings(operators=()))
+    assert "unknown DialTest operator XX; choose from SR, BT, WI" in err and "Gini budget -1 is negative" in err
+    assert len(err.strip().splitlines()) == 2  # one line each
+    config = RunConfig(dataset=str(SAMPLE), methods=("dialtest",), settings={"dialtest": DialTestSettings(operators=())})
     assert main(["run", "--config", _write(config)]) == 2
     assert "choose at least one DialTest operator" in capsys.readouterr().err
 
@@ -371,14 +371,14 @@ def guided_run(tmp_path_factory):
                            {"question": "Where did the kite land?", "answer": "in an old oak tree"}]}
     (folder / "kite.jsonl").write_text(json.dumps(dialogue) + "\n")
     config = RunConfig(dataset=str(folder / "kite.jsonl"), methods=("dialtest",), oracle="cosine",
-                       dialtest=DialTestSettings(operators=(SR, WI), gini_budget=2))
+                       settings={"dialtest": DialTestSettings(operators=(SR, WI), gini_budget=2)})
     db = folder / "store.duckdb"
     return run(None, config, db=db), db
 
 
 def test_a_guided_run_compares_gini_with_random_at_the_same_budget(guided_run):
     from mortar import store
-    from mortar.metrics import run_report
+    from mortar.reports import run_report
 
     result, db = guided_run
     with store.connect(db, read_only=True) as con:

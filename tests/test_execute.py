@@ -10,6 +10,7 @@ import time
 import duckdb
 import pytest
 
+from mortar.store import StoreCache
 from mortar.dataset import Round, Seed, TestCase, load_dataset
 from mortar import execute as execute_module
 from mortar.execute import build_tree, execute
@@ -64,7 +65,7 @@ def test_shared_prefixes_are_answered_once(db):
     # distinct prefixes: 1 | 1,2 | 1,3 | 1,2,3 | 1,2,2 | 1,2,2,3
     assert sum(1 for _ in _nodes(build_tree([seed], cases))) == 6
     sut = ScriptedSUT()
-    answers = execute([seed], cases, sut, db=db)
+    answers = execute([seed], cases, sut, StoreCache(db))
     assert len(sut.calls) == 6
     assert {k: a.text for k, a in answers.items()} == naive_answers([seed], cases, ScriptedSUT())
     assert answers["s1/DRR/1", 1] == answers["s1/ORIG/1", 1]
@@ -84,7 +85,7 @@ def test_answers_equal_asking_every_case_on_its_own(db, lanes):
     seeds = dataset.seeds[:2]
     cases = [c for s in seeds for c in test_cases_for(s, 11, PerturbationSettings(replicates=2))]
     sut = ScriptedSUT(lanes=lanes)
-    answers = execute(seeds, cases, sut, db=db)
+    answers = execute(seeds, cases, sut, StoreCache(db))
     assert {k: a.text for k, a in answers.items()} == naive_answers(seeds, cases, ScriptedSUT())
     prefixes = {(c.seed_id, c.source_rounds[:p]) for c in cases for p in range(1, len(c.source_rounds) + 1)}
     assert len(sut.calls) == len(prefixes) < len(answers)
@@ -94,7 +95,7 @@ def test_answers_equal_asking_every_case_on_its_own(db, lanes):
 def test_an_errored_round_is_recorded_and_asked_again_next_run(db):
     seed = seed_of(4)
     cases = [TestCase("s1", "ORIG", 1, (1, 2, 3, 4)), TestCase("s1", "DRS", 1, (4, 3, 2, 1))]
-    answers = execute([seed], cases, ScriptedSUT(fail_on={"s1 question 2?"}), db=db)
+    answers = execute([seed], cases, ScriptedSUT(fail_on={"s1 question 2?"}), StoreCache(db))
     assert answers["s1/ORIG/1", 2].text is None and answers["s1/ORIG/1", 2].error == "refused s1 question 2?"
     assert answers["s1/ORIG/1", 3].error.startswith("not asked") and answers["s1/ORIG/1", 4].text is None
     assert answers["s1/DRS/1", 3].error == "refused s1 question 2?" and answers["s1/DRS/1", 4].text is None
@@ -107,7 +108,7 @@ def test_an_errored_round_is_recorded_and_asked_again_next_run(db):
     assert sorted(stored, key=str) == sorted([(False, None)] * 3 + [(True, "refused s1 question 2?")] * 2, key=str)
 
     healthy = ScriptedSUT()
-    again = execute([seed], cases, healthy, db=db)
+    again = execute([seed], cases, healthy, StoreCache(db))
     assert len(healthy.calls) == 3 + 2  # the errored rounds and the rounds after them
     assert all(a.ok for a in again.values())
     assert sum(a.cached for a in again.values()) == 3
@@ -117,7 +118,7 @@ def test_progress_counts_up_to_the_number_of_conversations(db):
     seed = seed_of(5)
     cases = [TestCase("s1", "ORIG", 1, (1, 2, 3, 4, 5)), TestCase("s1", "DRS", 1, (5, 4, 3, 2, 1))]
     calls = []
-    execute([seed], cases, ScriptedSUT(lanes=2), db=db, progress=lambda d, t, info: calls.append((d, t, info)))
+    execute([seed], cases, ScriptedSUT(lanes=2), StoreCache(db), progress=lambda d, t, info: calls.append((d, t, info)))
     assert calls[0][0] == 0 and calls[-1][0] == calls[-1][1] == 10
     assert [d for d, _, _ in calls] == sorted(d for d, _, _ in calls)
     last = calls[-1][2]
@@ -125,17 +126,17 @@ def test_progress_counts_up_to_the_number_of_conversations(db):
     assert last["answers_per_second"] > 0
 
     calls.clear()
-    execute([seed], cases, ScriptedSUT(lanes=2), db=db, progress=lambda d, t, info: calls.append((d, t, info)))
+    execute([seed], cases, ScriptedSUT(lanes=2), StoreCache(db), progress=lambda d, t, info: calls.append((d, t, info)))
     assert calls[-1][0] == 10 and calls[-1][2]["cached"] == 10 and calls[-1][2]["sut_calls"] == 0
 
 
 def test_another_sut_setting_is_another_fingerprint(db):
     seed = seed_of(2)
     cases = [TestCase("s1", "ORIG", 1, (1, 2))]
-    execute([seed], cases, ScriptedSUT(), db=db)
+    execute([seed], cases, ScriptedSUT(), StoreCache(db))
     other = ScriptedSUT()
     other.model = "echo-2"
-    execute([seed], cases, other, db=db)
+    execute([seed], cases, other, StoreCache(db))
     assert len(other.calls) == 2
 
 
@@ -158,7 +159,7 @@ class ReaderCheckingSUT(ScriptedSUT):
 def test_another_process_can_read_the_store_while_the_sut_answers(db, monkeypatch):
     monkeypatch.setattr(execute_module, "STORE_EVERY_S", 0.0)  # store every answer at once
     sut = ReaderCheckingSUT(db)
-    execute([seed_of(5)], [TestCase("s1", "ORIG", 1, (1, 2, 3, 4, 5))], sut, db=db)
+    execute([seed_of(5)], [TestCase("s1", "ORIG", 1, (1, 2, 3, 4, 5))], sut, StoreCache(db))
     assert sut.reader.returncode == 0, sut.reader.stderr
     assert sut.reader.stdout.split() == ["3"]  # the answers so far were stored and visible
 
@@ -168,6 +169,7 @@ import sys
 from pathlib import Path
 from mortar.dataset import load_dataset
 from mortar.execute import execute
+from mortar.store import StoreCache
 from mortar.perturb import PerturbationSettings, test_cases_for
 from tests.test_execute import ScriptedSUT
 
@@ -179,7 +181,7 @@ def progress(done, total, info):
     with log.open("a") as f:
         f.write(f"{info['computed']}\\n")
 
-execute(seeds, cases, ScriptedSUT(lanes=2, delay_s=0.05), db=sys.argv[2], progress=progress)
+execute(seeds, cases, ScriptedSUT(lanes=2, delay_s=0.05), StoreCache(sys.argv[2]), progress=progress)
 """
 
 
@@ -212,7 +214,7 @@ def test_a_killed_run_resumes_without_recomputing_stored_answers(db, tmp_path):
     total = sum(1 for _ in _nodes(build_tree(seeds, cases)))
     assert stored < total
     resumed = ScriptedSUT()
-    answers = execute(seeds, cases, resumed, db=db)
+    answers = execute(seeds, cases, resumed, StoreCache(db))
     assert len(resumed.calls) == total - stored
     assert sum(a.cached for a in answers.values()) > 0
     assert {k: a.text for k, a in answers.items()} == naive_answers(seeds, cases, ScriptedSUT())

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from mortar.store import StoreCache
 from mortar import jobs
 from mortar.cli import ProgressBar, main
 from mortar.config import ConfigError, RunConfig, make_run_sut, validate
@@ -130,7 +131,7 @@ def test_exhausted_retries_are_one_line_and_the_round_is_recorded_as_errored(db)
 
     seed = seeds_of(1, 2)[0]
     with Server([(429, {}, BUSY)] * 2) as server:  # no Retry-After: exponential backoff with jitter
-        answers = execute([seed], [original_case(seed)], server.sut(max_retries=1, backoff_s=0.01), db=db)
+        answers = execute([seed], [original_case(seed)], server.sut(max_retries=1, backoff_s=0.01), StoreCache(db))
     case_id = original_case(seed).test_case_id
     first, second = answers[(case_id, 1)], answers[(case_id, 2)]
     assert first.text is None and "HTTP 429" in first.error and "\n" not in first.error
@@ -143,7 +144,7 @@ def test_lanes_requests_are_in_flight_at_once(db):
     seeds = seeds_of(16, 2)
     with Server(latency_s=0.3) as server:
         start = time.monotonic()
-        answers = execute(seeds, [original_case(s) for s in seeds], server.sut(lanes=8), db=db)
+        answers = execute(seeds, [original_case(s) for s in seeds], server.sut(lanes=8), StoreCache(db))
         seconds = time.monotonic() - start
     assert all(a.ok for a in answers.values()) and len(server.requests) == 32
     assert server.max_in_flight == 8  # as many as the lanes, never more
@@ -174,7 +175,7 @@ def test_requests_follow_the_prefix_tree_depth_first(db, monkeypatch):
     cases = _tree_cases(seeds)
     paths = _submitted(monkeypatch)
     with Server() as server:
-        execute(seeds, cases, server.sut(lanes=1), db=db)
+        execute(seeds, cases, server.sut(lanes=1), StoreCache(db))
     assert len(paths) == len(set(paths)) == len(server.requests)  # each shared prefix asked once
     # depth first: the requests under any prefix (a story, a story and its first questions …) are adjacent
     for prefix in {p[:k] for p in paths for k in range(1, len(p) + 1)}:
@@ -187,7 +188,7 @@ def test_with_many_lanes_stories_are_started_in_the_tree_order(db, monkeypatch):
     seeds = seeds_of(6, 4)
     paths = _submitted(monkeypatch)
     with Server(latency_s=0.02) as server:
-        execute(seeds, _tree_cases(seeds), server.sut(lanes=4), db=db)
+        execute(seeds, _tree_cases(seeds), server.sut(lanes=4), StoreCache(db))
     assert server.max_in_flight == 4
     assert list(dict.fromkeys(p[0] for p in paths)) == [s.story for s in seeds]
 
@@ -240,7 +241,7 @@ def test_mortar_run_without_a_terminal_logs_progress_and_records_its_lanes(tmp_p
     # the lanes are kept with the run, and the same run without them is the same run (it resumes)
     with store.connect(db, read_only=True) as con:
         run_id = store.resolve_run_id(con, "latest")
-        config = store.stored_config(con, run_id).run_config
+        config = RunConfig.from_json(store.stored_config(con, run_id).run_config)
     assert config.lanes == 2
     assert run(None, replace(config, lanes=None), db=db, sut=ScriptedSUT()).run_id == run_id
 

@@ -12,7 +12,7 @@ from mortar.methods.metal import (MetalSettings, Word, add_random_word, convert_
                                   metal_test_cases, synonym_replacement)
 from mortar.nlp import load_nlp
 from mortar.oracle import Oracle
-from mortar.relations import judge
+from mortar.judge import judge
 from mortar.run import RunConfig, run
 from mortar.wordnet import synonyms
 from tests.conftest import SAMPLE

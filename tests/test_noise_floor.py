@@ -9,7 +9,7 @@ import pytest
 from mortar import store
 from mortar.config import RunConfig, problems
 from mortar.dataset import load_dataset
-from mortar.metrics import run_report
+from mortar.reports import run_report
 from mortar.perturb import original_case
 from mortar.run import run
 from mortar.vocab import RBT

@@ -6,7 +6,8 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from mortar import jobs, labels, metrics, store
+from mortar import jobs, labels, store
+from mortar import reports
 from mortar.dataset import load_dataset
 from mortar.run import RunConfig, run
 from tests.conftest import ROOT, SAMPLE, fresh_copy, scripted_store
@@ -87,7 +88,7 @@ def test_overview_on_an_empty_store_starts_the_demo_run(tmp_path, monkeypatch, f
     by_label(at.button, "Start the demo run").click().run()
     (kind, config), = fake_jobs
     assert kind == "start" and config.dataset == str(SAMPLE) and config.sut == "smollm2" and config.limit == 1
-    assert config.perturbation.perturbations == ("DRS", "DRR") and config.methods == ("mortar",)
+    assert config.settings["mortar"].perturbations == ("DRS", "DRR") and config.methods == ("mortar",)
 
 
 def test_overview_lists_runs_with_headline_metrics_and_ppd(db, run_id):
@@ -96,7 +97,7 @@ def test_overview_lists_runs_with_headline_metrics_and_ppd(db, run_id):
     row = runs[runs["run_id"] == run_id].iloc[0]
     with store.connect(db, read_only=True) as con:
         cases, verdicts = store.read_cases_and_verdicts(con, run_id)
-        expected = metrics.run_metrics(store.read_checks(con, run_id), cases)
+        expected = reports.run_metrics(store.read_checks(con, run_id), cases)
     assert row["sut"] == "keyword-overlap-v1" and row["status"] == "done" and row["dataset"] == "sample_coqa.json"
     assert row["MT NBugs"] == expected["MT"]["NBugs"] and row["RBT NBugs"] == expected["RBT"]["NBugs"]
     assert row["MT BPTC"] == pytest.approx(expected["MT"]["BPTC"])
@@ -112,7 +113,7 @@ def test_overview_shows_the_metrics_a_run_stored_rather_than_recomputing_them(db
 
     with store.connect(db) as con:
         cases, _ = store.read_cases_and_verdicts(con, run_id)
-        figures = metrics.run_metrics(store.read_checks(con, run_id), cases)
+        figures = reports.run_metrics(store.read_checks(con, run_id), cases)
         figures["MT"]["NBugs"] = 999  # not what the checks give: shows where the overview read it
         store.write_run_metrics(con, run_id, [{"method": m, "metric": k, "value": v}
                                               for m, values in figures.items() for k, v in values.items()])
@@ -134,7 +135,7 @@ def test_launch_form_starts_a_background_run_with_every_setting(db, fake_jobs):
     assert not at.exception and not at.error
     (kind, config), = fake_jobs
     assert kind == "start" and config.dataset.endswith("sample_coqa.json") and config.sut == "smollm2"
-    assert config.perturbation.perturbations == ("DRS", "DSD") and config.perturbation.replicates == 2
+    assert config.settings["mortar"].perturbations == ("DRS", "DSD") and config.settings["mortar"].replicates == 2
     assert config.oracle == "mss" and config.threshold == 0.5 and config.limit == 2 and config.kg_backend == "spacy"
     assert config.methods == ("mortar",)
     assert RunConfig.from_json(config.to_json()) == config  # handed to the background run as JSON, unchanged
@@ -145,12 +146,13 @@ def test_launch_offers_the_persona_relations(db, fake_jobs):
     at = app("launch")
     by_label(at.multiselect, "Methods").set_value(["mortar", "persona"])
     by_label(at.multiselect, "Noise locations").set_value(["question", "both"])
+    by_label(at.checkbox, "Selection").check()
     by_label(at.number_input, "Selection candidates").set_value(5)
     by_label(at.button, "Start run").click().run()
     assert not at.exception and not at.error
     (_, config), = fake_jobs
-    assert config.methods == ("mortar", "persona") and config.persona.noise_locations == ("question", "both")
-    assert config.persona.selection and config.persona.candidates == 5
+    assert config.methods == ("mortar", "persona") and config.settings["persona"].noise_locations == ("question", "both")
+    assert config.settings["persona"].selection and config.settings["persona"].candidates == 5
 
 
 def test_launch_offers_dialtest_with_gini_guidance(db, fake_jobs):
@@ -165,8 +167,8 @@ def test_launch_offers_dialtest_with_gini_guidance(db, fake_jobs):
     by_label(at.button, "Start run").click().run()
     assert not at.exception and not at.error
     (_, config), = fake_jobs
-    assert config.methods == ("mortar", "metal", "dialtest") and config.dialtest.operators == ("SR", "WI")
-    assert config.dialtest.gini_budget == 4 and config.dialtest.gini_tau == pytest.approx(0.02)
+    assert config.methods == ("mortar", "metal", "dialtest") and config.settings["dialtest"].operators == ("SR", "WI")
+    assert config.settings["dialtest"].gini_budget == 4 and config.settings["dialtest"].gini_tau == pytest.approx(0.02)
     assert config.targets == "wali" and config.budget == 40 and config.order == "gri"
     assert RunConfig.from_json(config.to_json()) == config
 
@@ -345,7 +347,7 @@ def test_metrics_page_shows_the_papers_tables_and_figures(db, run_id):
     at = app("metrics")
     with store.connect(db, read_only=True) as con:
         cases, verdicts = store.read_cases_and_verdicts(con, run_id)
-        report = metrics.report(store.read_checks(con, run_id), cases, verdicts)
+        report = reports.report(store.read_checks(con, run_id), cases, verdicts)
     assert metric(at, "MT NBugs") == str(report["metrics"]["MT"]["NBugs"])
     headline = at.dataframe[0].value.set_index("method")
     assert headline.loc["MT", "BPTC"] == pytest.approx(report["metrics"]["MT"]["BPTC"])
@@ -365,7 +367,7 @@ def test_metrics_page_compares_mortar_with_metal(tmp_path, monkeypatch):
     monkeypatch.setenv("MORTAR_DB", str(db))
     with store.connect(db, read_only=True) as con:
         cases, verdicts = store.read_cases_and_verdicts(con, result.run_id)
-        report = metrics.report(store.read_checks(con, result.run_id), cases, verdicts)
+        report = reports.report(store.read_checks(con, result.run_id), cases, verdicts)
         metal_bug = con.execute("SELECT min(detection_id) FROM detections WHERE relation = 'METAL'").fetchone()[0]
     labels.save_label(result.run_id, metal_bug, "ann", 1, db=db)
     labels.save_label(result.run_id, metal_bug, "bob", 2, db=db)

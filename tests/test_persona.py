@@ -21,9 +21,9 @@ def seeds():
 
 
 def make(seeds, run_seed=0, **settings):
-    config = RunConfig(methods="persona", persona=PersonaSettings(**settings))
+    config = RunConfig(methods="persona", settings={"persona": PersonaSettings(**settings)})
     return methods()["persona"].make_cases(Making(list(seeds[:2]), run_seed, config, oracle=Oracle("cosine"),
-                                                  pool=list(seeds)))
+                                                  pool=list(seeds), settings=config.settings_of("persona")))
 
 
 def differing_words(a: str, b: str) -> int:

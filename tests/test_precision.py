@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from mortar import labels, metrics, store
+from mortar import reports
 from mortar.calibrate import read_pairs, summarize
 from mortar.cli import main
 from mortar.methods import method_label_of
@@ -83,7 +84,7 @@ def test_precision_per_relation_perturbation_and_method_in_the_report_and_export
     assert {rel for rel, _ in of.values()} >= {RBT, "MR1", MR3}  # the run has detections of several relations
 
     with store.session(db) as con:
-        report = metrics.run_report(con, run_id)
+        report = reports.run_report(con, run_id)
     rows = {(r["group"], r["name"]): r for r in report["precision"]}
     assert set(rows) == set(expected)
     for key, want in expected.items():
@@ -96,7 +97,7 @@ def test_precision_per_relation_perturbation_and_method_in_the_report_and_export
     assert [r["group"] for r in report["precision"]][0] == "run"
     assert rows[("method", "MT")]["labelled"] == sum(v is not None for d, v in final.items() if of[d][0] != RBT)
 
-    frame = metrics.metric_rows(report)
+    frame = reports.metric_rows(report)
     as_dict = {(r["method"], r["metric"]): r["value"] for r in frame}
     assert same(as_dict[("relation MR1", "PPD")], expected[("relation", "MR1")]["PPD"])
     assert same(as_dict[("MT", "PPD")], expected[("method", "MT")]["PPD"])
@@ -122,9 +123,9 @@ def test_precision_per_relation_perturbation_and_method_in_the_report_and_export
 
 def test_report_without_labels_has_no_precision(db, run_id):
     with store.session(db) as con:
-        report = metrics.run_report(con, run_id)
+        report = reports.run_report(con, run_id)
     assert "precision" not in report
-    assert not any(r["metric"] == "PPD" for r in metrics.metric_rows(report))
+    assert not any(r["metric"] == "PPD" for r in reports.metric_rows(report))
 
 
 def test_precision_by_method_is_the_method_rows(db, run_id):

@@ -4,15 +4,14 @@ import math
 
 import pytest
 
-from mortar.context import ECVerdict
+from mortar.verdict import ECVerdict
 from mortar.dataset import Round, Seed, TestCase
-from mortar.metrics import (bugs_per_perturbation, bugs_per_relation, cohen_kappa, coefficient_of_variation,
-                            levels_per_relation, method_summary, overlap, ppd, run_metrics, table_vi, unique_bugs,
-                            uniqueness)
+from mortar.metrics import bugs_per_perturbation, bugs_per_relation, cohen_kappa, coefficient_of_variation, levels_per_relation, method_summary, overlap, ppd, table_vi, unique_bugs, uniqueness
+from mortar.reports import run_metrics
 from mortar.oracle import Oracle, exact_match, f1_score, mss
 from mortar.execute import Answer as Output
 from mortar.methods import methods
-from mortar.relations import judge
+from mortar.judge import judge
 from mortar.vocab import METAL_METHOD, MORTAR_METHOD, MORTAR_RELATIONS
 
 

@@ -137,7 +137,7 @@ def test_the_stored_configuration_is_the_run_config_itself(finished):
     db, result = finished
     with store.connect(db, read_only=True) as con:
         stored = store.stored_config(con, result.run_id)
-    assert stored.run_config == CONFIG and stored.sut_model == "keyword-overlap-v1"
+    assert RunConfig.from_json(stored.run_config) == CONFIG and stored.sut_model == "keyword-overlap-v1"
 
 
 def test_an_engine_bug_keeps_its_traceback_instead_of_posing_as_bad_input(finished, monkeypatch):

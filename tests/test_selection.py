@@ -108,10 +108,10 @@ def test_the_selection_stage_feeds_the_sel_relation_and_the_report(smollm2, seed
     a SEL detection; the report gives hits@1/MRR per version and the agreement with the answer oracle."""
     from mortar.dataset import Seed, TestCase
     from mortar.execute import Answer
-    from mortar.metrics import report
+    from mortar.reports import report
     from mortar.oracle import Oracle
     from mortar.perturb import original_case
-    from mortar.relations import judge
+    from mortar.judge import judge
     from mortar.selection import select
 
     seed = Seed(seeds[1].id, seeds[1].story, seeds[1].rounds[:3])

@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import duckdb
 import pytest
 
+from mortar.store import StoreCache
 from mortar.dataset import Round, Seed, TestCase
 from mortar.execute import execute
 from mortar.sut import Conversation, SutError, SutSettings, Turn, make_sut
@@ -140,7 +141,7 @@ def test_the_key_never_reaches_errors_logs_or_the_store(db, caplog):
     caplog.set_level(logging.DEBUG)
     with LoopbackChat(fail_on={"Q1?": "echo_key_400"}) as server:
         sut = openai_sut(server)
-        answers = execute([seed], [TestCase("s1", "ORIG", 1, (1, 2))], sut, db=db)
+        answers = execute([seed], [TestCase("s1", "ORIG", 1, (1, 2))], sut, StoreCache(db))
     error = answers["s1/ORIG/1", 1].error
     assert "HTTP 400" in error and "***" in error and KEY not in error
     assert answers["s1/ORIG/1", 2].error.startswith("not asked")
@@ -165,14 +166,14 @@ def seeds_and_cases(n_seeds=3, n_rounds=3):
 def test_execute_over_http_bounds_concurrency_and_records_errored_rounds(db):
     seeds, cases = seeds_and_cases()
     with LoopbackChat(delay_s=0.05, fail_on={"S1 Q1?": "500"}) as server:
-        answers = execute(seeds, cases, openai_sut(server, max_retries=1), db=db)
+        answers = execute(seeds, cases, openai_sut(server, max_retries=1), StoreCache(db))
         assert 2 <= server.max_in_flight <= 4  # the default concurrency is 4
 
         # the server recovers; a second run asks only what has no stored answer, two at a time
         server.fail_on.clear()
         server.requests.clear()
         server.max_in_flight = 0
-        again = execute(seeds, cases, openai_sut(server, concurrency=2), db=db)
+        again = execute(seeds, cases, openai_sut(server, concurrency=2), StoreCache(db))
     assert answers["s1/ORIG/1", 1].error.startswith("HTTP 500") and answers["s1/ORIG/1", 1].text is None
     assert answers["s1/ORIG/1", 3].error.startswith("not asked")
     assert answers["s1/DRS/1", 3].error.startswith("HTTP 500")  # the same question, later in another case

@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from mortar.store import StoreCache
 from mortar.dataset import TestCase, load_dataset
 from mortar.execute import execute
 from mortar.sut import Conversation, SutSettings, Turn, make_sut
@@ -125,9 +126,9 @@ def test_execute_with_smollm2_stores_and_reads_back(smollm2, seeds, db):
     seed = seeds[4]
     cases = [TestCase(seed.id, "ORIG", 1, (1, 2)), TestCase(seed.id, "DRS", 1, (2, 1))]
     infos = []
-    first = execute([seed], cases, smollm2, db=db, progress=lambda d, t, info: infos.append(info))
+    first = execute([seed], cases, smollm2, StoreCache(db), progress=lambda d, t, info: infos.append(info))
     assert infos[-1]["sut_calls"] == 4 and all(a.ok and a.text for a in first.values())
-    again = execute([seed], cases, smollm2, db=db, progress=lambda d, t, info: infos.append(info))
+    again = execute([seed], cases, smollm2, StoreCache(db), progress=lambda d, t, info: infos.append(info))
     assert infos[-1]["sut_calls"] == 0 and infos[-1]["cached"] == 4
     assert {k: a.text for k, a in again.items()} == {k: a.text for k, a in first.items()}
 

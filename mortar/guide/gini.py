@@ -26,10 +26,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from mortar import store
+from mortar.caches import AnswerCache, NoCache
 from mortar.dataset import Seed, TestCase
+from mortar.execute import execute
 from mortar.errors import InputError
-from mortar.sut.base import SUT, Conversation, SutError, Turn
+from mortar.sut.base import LOGPROBS, SUT, WEIGHTS, Conversation, SutError, Turn
+from mortar.sut.likelihood import reply_logprobs
 from mortar.vocab import GINI, RANDOM
 
 
@@ -55,7 +57,6 @@ def answer_gini(sut, conversation: Conversation, answer: str, session=None) -> f
     """The local SUT's mean impurity over the distributions that produce ``answer`` (and then end it)."""
     import torch
 
-    from mortar.selection import reply_logprobs
 
     session = session or sut.session(lanes=1)
     if not answer.strip():
@@ -76,29 +77,25 @@ class Scored:
     error: str | None = None
 
 
-def score_cases(seeds: list[Seed], cases: list[TestCase], orig_answers: dict, sut: SUT, db=None,
-                progress=None) -> dict[str, Scored]:
+def score_cases(seeds: list[Seed], cases: list[TestCase], orig_answers: dict, sut: SUT,
+                cache: AnswerCache | None = None, progress=None) -> dict[str, Scored]:
     """The answer to each single-turn case's last question and its Gini impurity: test_case_id → Scored.
 
     ``orig_answers``: (seed_id, position) → the SUT's answer to the seed's question there (its ORIG case),
     which give every case its history."""
-    from mortar.sut.local import LocalSUT
-    from mortar.sut.remote import ChatSUT
-
-    if isinstance(sut, LocalSUT):
-        return _score_local(seeds, cases, sut, db, progress)
-    if isinstance(sut, ChatSUT):
-        return _score_http(seeds, cases, orig_answers, sut, db)
+    cache = cache or NoCache()
+    if WEIGHTS in sut.capabilities:  # the executor measures the impurity while decoding
+        return _score_local(seeds, cases, sut, cache, progress)
+    if LOGPROBS in sut.capabilities:
+        return _score_http(seeds, cases, orig_answers, sut, cache)
     raise GiniUnavailable(f"Gini guidance needs a local model's or an HTTP service's token probabilities; "
                           f"{sut.backend or type(sut).__name__} gives none")
 
 
-def _score_local(seeds, cases, sut, db, progress) -> dict[str, Scored]:
+def _score_local(seeds, cases, sut, cache, progress) -> dict[str, Scored]:
     """The executor answers (and measures the impurity while decoding); an answer stored before impurities
     were is scored by a teacher-forced pass."""
-    from mortar.execute import execute
-
-    answers = execute(seeds, cases, sut, db=db, progress=progress)
+    answers = execute(seeds, cases, sut, cache, progress=progress)
     by_id = {s.id: s for s in seeds}
     session = None
     scored = {}
@@ -123,7 +120,7 @@ def _conversation(seed: Seed, case: TestCase, answers: dict) -> Conversation:
     return Conversation(case.story_of(seed), history, case.question_at(seed, n))
 
 
-def _score_http(seeds, cases, orig_answers, sut, db) -> dict[str, Scored]:
+def _score_http(seeds, cases, orig_answers, sut, cache) -> dict[str, Scored]:
     by_id = {s.id: s for s in seeds}
     todo = []
     for case in cases:
@@ -148,11 +145,10 @@ def _score_http(seeds, cases, orig_answers, sut, db) -> dict[str, Scored]:
     with ThreadPoolExecutor(max_workers=max(1, sut.lanes)) as pool:
         results = list(pool.map(ask, todo))
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    with store.connect(db) as con:  # the run's executor reads these answers back instead of asking again
-        store.write_sut(con, sut.fingerprint, sut.config())
-        store.write_answers(con, sut.fingerprint, [
-            dict(conversation_hash=conv.hash, answer=s.answer, error=s.error, seconds=0.0, created_at=now)
-            for _, conv, s in results if s.answer is not None])
+    cache.write_sut(sut.fingerprint, sut.config())  # the run's executor reads these answers back instead of asking
+    cache.write_answers(sut.fingerprint, [
+        dict(conversation_hash=conv.hash, answer=s.answer, error=s.error, seconds=0.0, created_at=now)
+        for _, conv, s in results if s.answer is not None])
     return {case.test_case_id: s for case, _, s in results}
 
 

@@ -23,8 +23,13 @@ from __future__ import annotations
 
 import random
 import statistics
+import time
 
+from mortar.caches import ScoreCache
 from mortar.dataset import Seed, TestCase
+from mortar.guide import sensitivity
+from mortar.guide.gini import answer_gini
+from mortar.sut.base import Conversation, Turn
 from mortar.vocab import ORIG
 
 from mortar.vocab import GINI as GINI_ORDER
@@ -136,31 +141,25 @@ def measure(orders: dict[str, list[str]], faults: list[frozenset[str]], cases: l
     return result
 
 
-def case_scores(by: str, cases: list[TestCase], seeds: list[Seed], sut=None, dataset_id: str = "", db=None,
+def case_scores(by: str, cases: list[TestCase], seeds: list[Seed], sut=None, dataset_id: str = "",
+                cache: ScoreCache | None = None,
                 run_seed: int = 0, orig_answers: dict[str, list[str | None]] | None = None, target: str = "gold",
                 progress=None) -> tuple[dict[str, float], dict[str, float]]:
     """(test_case_id → score, seed_id → seconds the scores took) for the ordered test cases.
 
     ``orig_answers`` (gini): per seed, the SUT's answers to its rounds in the seed's order."""
-    from mortar.guide import sensitivity
-
     mine = ordered(cases)
     if by == RANDOM_ORDER:
         rng = random.Random(run_seed)
         return {c.test_case_id: rng.random() for c in mine}, {}
     if by in (GRI, WALI):
-        found, seconds = sensitivity.dataset_sensitivities(sut, dataset_id, seeds, by, target, db, progress)
+        found, seconds = sensitivity.dataset_sensitivities(sut, dataset_id, seeds, by, target, cache, progress)
         exposed = {}
         for seed in seeds:
             shares, own = sensitivity.round_shares(seed, {r.turn_id: found[(seed.id, r.turn_id)] for r in seed.rounds})
             exposed.update({c.test_case_id: exposure(c, seed, shares, own) for c in mine if c.seed_id == seed.id})
         return exposed, seconds
     if by == GINI_ORDER:
-        import time
-
-        from mortar.guide.gini import answer_gini
-        from mortar.sut.base import Conversation, Turn
-
         sensitivity.require_local(sut, "--by gini")
         gini, seconds = {}, {}
         for seed in seeds:
@@ -181,71 +180,19 @@ def case_scores(by: str, cases: list[TestCase], seeds: list[Seed], sut=None, dat
     raise ValueError(f"unknown order {by!r}; choose from {', '.join(ORDERS)}")
 
 
-def initial_order(cases: list[TestCase]) -> list[TestCase]:
+def initial_order(cases: list[TestCase], kinds: list[str]) -> list[TestCase]:
     """The order a run makes its test cases in: seed by seed (by id), each method's in registry order, each
-    method's kinds in their order, then by replicate or round."""
-    from mortar.methods import methods
-
-    kinds = [p for m in methods().values() for p in m.perturbations]
+    method's kinds in their order (``kinds``: every registered method's, in registry order), then by replicate
+    or round."""
     return sorted(ordered(cases), key=lambda c: (c.seed_id,
                                                  kinds.index(c.perturbation) if c.perturbation in kinds else len(kinds),
                                                  c.target_round or 0, c.guide or "", c.replicate))
 
 
-def evaluation(orders: dict[str, list[str]], checks, cases: list[TestCase]) -> dict[str, dict]:
+def evaluation(orders: dict[str, list[str]], checks, cases: list[TestCase], kinds: list[str]) -> dict[str, dict]:
     """APFD and the bugs-found curve of each stored order, of the initial order, of random orders and of the
     ideal order, on a completed run's detections."""
     faults = faults_of(checks, cases)
-    initial = [c.test_case_id for c in initial_order(cases)]
-    ideal = [c.test_case_id for c in ideal_order(initial_order(cases), faults)]
+    initial = [c.test_case_id for c in initial_order(cases, kinds)]
+    ideal = [c.test_case_id for c in ideal_order(initial_order(cases, kinds), faults)]
     return measure({INITIAL: initial, **orders, IDEAL: ideal}, faults, initial)
-
-
-def prioritise_run(run_id: str, by: str, db=None, target: str = "gold", progress=None) -> dict:
-    """`mortar prioritise`: order a stored run's test cases by ``by`` without executing them, store the order,
-    and measure it (and the other stored orders) against the run's detections when it has finished.
-
-    Returns order (test case ids), seconds (per seed, for the scores), answer_seconds (the SUT's mean answer
-    time), evaluation (APFD and curves; empty for a run without results)."""
-    from mortar import store
-    from mortar.dataset import DatasetError, load_dataset
-    from mortar.errors import InputError
-    from mortar.run import limited
-    from mortar.guide.sensitivity import require_local
-    from mortar.config import make_run_sut
-    from mortar.sut import SutError
-
-    with store.connect(db, read_only=True) as con:
-        run_id = store.resolve_run_id(con, run_id)
-        stored = store.stored_config(con, run_id)
-        cases, _ = store.read_cases_and_verdicts(con, run_id)
-        checks = store.read_checks(con, run_id)
-        orig = {c.seed_id: c.test_case_id for c in cases if c.perturbation == ORIG}
-        answers = {seed: list(store.case_rounds(con, run_id, tcid)["sut_answer"]) for seed, tcid in orig.items()} \
-            if by == GINI_ORDER else {}
-    config = stored.run_config
-    if config is None or config.dataset is None:
-        raise InputError(f"run {run_id} was made before runs stored their configuration; run it again to prioritise")
-    sut = None
-    if by != RANDOM_ORDER:  # gradients, attention and token probabilities: the run's SUT must be a local model
-        try:
-            sut = make_run_sut(config)
-        except SutError as e:
-            raise InputError(f"run {run_id}: {e}") from None
-        require_local(sut, f"--by {by}")
-    try:
-        dataset = limited(load_dataset(config.dataset), config.limit)
-    except DatasetError as e:
-        raise InputError(f"run {run_id}: its dataset cannot be read: {e}") from None
-    seeds = [s for s in dataset.seeds if s.id in orig]
-    answers = {seed: [a if isinstance(a, str) else None for a in rounds] for seed, rounds in answers.items()}
-    scores, seconds = case_scores(by, cases, seeds, sut, dataset.sha256, db, config.run_seed, answers, target,
-                                  progress)
-    order = [c.test_case_id for c in order_by_scores(initial_order(cases), scores)]
-    with store.connect(db) as con:
-        store.write_priorities(con, run_id, by, [(t, scores.get(t)) for t in order])
-        orders = store.read_priorities(con, run_id)
-        answer_seconds = store.mean_answer_seconds(con, stored.sut_fingerprint)
-    return {"run_id": run_id, "order": order, "seconds": seconds, "answer_seconds": answer_seconds,
-            "rounds_per_seed": sum(len(s.rounds) for s in seeds) / max(1, len(seeds)),
-            "evaluation": evaluation(orders, checks, cases) if checks else {}}

@@ -17,10 +17,13 @@ One forward and backward pass per round of the seed conversation (with its gold 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from mortar.errors import InputError
-from mortar.sut.base import Conversation
+from mortar.caches import NoCache, ScoreCache
+from mortar.sut.base import WEIGHTS, Conversation, Turn
+from mortar.sut.likelihood import candidate_tokens
 
 from mortar.vocab import GRI, SENSITIVITIES, WALI  # noqa: F401  (SENSITIVITIES: this module's choices)
 WALI_LAYERS = 4  # the last layers whose attention aligns answer tokens with input tokens
@@ -130,10 +133,9 @@ def segments_of(tokenizer, messages: list[dict]) -> list[tuple[str, int, int]]:
 
 def sensitivity(sut, conversation: Conversation, answer: str, method: str = GRI) -> Sensitivity:
     """The local SUT's sensitivity to the conversation's tokens when it gives ``answer``."""
-    from mortar.selection import _tokens
 
     model, tokenizer = sut.white_box  # gradients and attention: the layers as loaded, not packed for answering
-    _, prompt, (reply,) = _tokens(sut, conversation, [answer])
+    _, prompt, (reply,) = candidate_tokens(sut, conversation, [answer])
     scores = (gri_scores if method == GRI else wali_scores)(model, prompt, reply)
     messages = conversation.messages(sut.settings.system_prompt)
     segments = segments_of(tokenizer, messages)
@@ -163,8 +165,6 @@ def seed_sensitivities(sut, seed, method: str, target: str = GOLD) -> dict[int, 
     """Per round of the seed conversation (the story, the earlier questions with their gold answers), the
     sensitivity of the answer to round j: the gold answer ("Unknown" for an unknown or missing one), or the
     SUT's own greedy answer (``target`` = "sut", which then also stands in the history)."""
-    from mortar.sut.base import Turn
-
     found, history = {}, []
     for r in seed.rounds:
         conversation = Conversation(seed.story, tuple(history), r.question)
@@ -193,24 +193,19 @@ class NeedsLocalModel(InputError):
 
 
 def require_local(sut, what: str) -> None:
-    from mortar.sut.local import LocalSUT
-
-    if not isinstance(sut, LocalSUT):
+    if WEIGHTS not in sut.capabilities:
         raise NeedsLocalModel(f"{what} needs a local model's gradients and attention (transformers); the SUT "
                               f"{sut.model or sut.backend} is a {sut.backend} endpoint")
 
 
-def dataset_sensitivities(sut, dataset_id: str, seeds, method: str, target: str = GOLD, db=None, progress=None
+def dataset_sensitivities(sut, dataset_id: str, seeds, method: str, target: str = GOLD,
+                          cache: ScoreCache | None = None, progress=None
                           ) -> tuple[dict[tuple[str, int], Sensitivity], dict[str, float]]:
     """Sensitivities of every seed round, read from the store when computed before for this SUT; and the
     seconds each seed took (stored with its rounds). ``progress(done, total, info)`` per seed."""
-    import time
-
-    from mortar import store
-
+    cache = cache or NoCache()
     require_local(sut, f"--{method}")
-    with store.connect(db) as con:
-        rows = store.read_sensitivities(con, sut.fingerprint, dataset_id, method, target)
+    rows = cache.read_sensitivities(sut.fingerprint, dataset_id, method, target)
     found = {(r["seed_id"], r["turn_id"]): Sensitivity(method, r["segments"], r["question_tokens"]) for r in rows}
     seconds: dict[str, float] = {}
     for r in rows:
@@ -222,10 +217,9 @@ def dataset_sensitivities(sut, dataset_id: str, seeds, method: str, target: str 
         took = time.perf_counter() - start
         seconds[seed.id] = took
         found.update({(seed.id, turn): s for turn, s in scored.items()})
-        with store.connect(db) as con:
-            store.write_sensitivities(con, sut.fingerprint, dataset_id, method, target, [
-                dict(seed_id=seed.id, turn_id=turn, segments=s.segments, question_tokens=s.question_tokens,
-                     seconds=took / len(scored)) for turn, s in scored.items()])
+        cache.write_sensitivities(sut.fingerprint, dataset_id, method, target, [
+            dict(seed_id=seed.id, turn_id=turn, segments=s.segments, question_tokens=s.question_tokens,
+                 seconds=took / len(scored)) for turn, s in scored.items()])
         if progress:
             progress(n, len(todo), {"stage": f"{method} sensitivity"})
     return found, seconds

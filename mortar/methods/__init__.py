@@ -2,19 +2,31 @@
 
 A method reads like one of TextAttack's recipes: a short composition of a transformation (how test
 cases are made from a seed), constraints (which of them are kept), and the relations that judge the
-answers. MORTAR and METAL are two registrations; adding a method is one module and one
-:func:`register_method` call, and the run, the metrics, the report, the exports and the dashboard
-pick it up from :data:`METHODS`.
+answers. A method owns its settings (a dataclass of ``mortar.settings.setting`` fields: defaults, help,
+validation, flags; the CLI options and the Launch form are built from them), says how they enter the run
+id, and declares what it requires of the SUT (capabilities such as local weights or log-probabilities).
+
+Adding a method is one module and one :func:`register_method` call; a package outside this repository
+registers its methods through the ``mortar.methods`` entry-point group (each entry point names a module,
+imported once, that calls :func:`register_method`). The run, the metrics, the report, the exports and the
+dashboard pick it up from :func:`methods`.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import entry_points
 
-from mortar.context import ECVerdict
 from mortar.dataset import Seed, TestCase
-from mortar.vocab import ALL_METHODS, BUILTIN_METHODS
+from mortar.guide.sensitivity import dataset_sensitivities
+from mortar.relations import RELATIONS
+from mortar.verdict import ECVerdict
+from mortar.vocab import ALL_METHODS, BUILTIN_METHODS, RANDOM
+
+log = logging.getLogger(__name__)
+ENTRY_POINT_GROUP = "mortar.methods"
 
 
 @dataclass(frozen=True)
@@ -23,23 +35,22 @@ class Making:
 
     seeds: list[Seed]
     run_seed: int
-    config: object  # the run's RunConfig (a method reads its own settings from it)
+    config: object  # the run's RunConfig
     graphs: dict = field(default_factory=dict)  # seed_id → DialogueGraph, for methods with a context check
     oracle: object = None  # the run's oracle (its embeddings serve meaning filters)
     pool: list[Seed] = field(default_factory=list)  # every seed of the dataset, beyond a --limit (other stories)
     sut: object = None  # the SUT, for methods whose generation is guided by its answers (None: not available)
-    db: object = None  # the run's store (answers given while generating are kept for the run)
+    cache: object = None  # AnswerCache and ScoreCache (answers and scores computed while generating are kept)
     progress: object = None  # progress(done, total, info) for long generation
     dataset_id: str = ""  # the dataset's sha256 (white-box scores of its seeds are stored under it)
+    settings: object = None  # this method's own settings (its ``settings`` dataclass)
 
     def sensitivities(self):
         """(seed_id, turn_id) → the SUT's sensitivity to each seed question's words when the run targets the most
         sensitive words (``--targets gri|wali``); None for random targets."""
-        if self.config.targets == "random":
+        if self.config.targets == RANDOM:
             return None
-        from mortar.guide.sensitivity import dataset_sensitivities
-
-        return dataset_sensitivities(self.sut, self.dataset_id, self.seeds, self.config.targets, db=self.db,
+        return dataset_sensitivities(self.sut, self.dataset_id, self.seeds, self.config.targets, cache=self.cache,
                                      progress=self.progress)[0]
 
 
@@ -63,6 +74,27 @@ class Table:
 
 
 @dataclass(frozen=True)
+class Answered:
+    """What a method's ``after_answers`` step may use: the run's answers to every test case, and the SUT."""
+
+    settings: object  # the method's own settings
+    seeds: list[Seed]
+    cases: list[TestCase]  # ORIG and this method's test cases
+    answers: dict  # (test_case_id, position) → the executor's Answer
+    sut: object
+    pool: list[Seed]
+    oracle: object
+    threshold: float
+    run_seed: int
+    progress: object = None
+
+
+@dataclass(frozen=True)
+class NoSettings:
+    """The settings of a method that has none."""
+
+
+@dataclass(frozen=True)
 class TestMethod:
     __test__ = False  # not a pytest class
 
@@ -73,24 +105,72 @@ class TestMethod:
     text: str  # one line for the glossary and the report
     make_cases: Callable[[Making], Made]
     tables: Callable[[list, list, dict], list[Table]] | None = None  # (checks, cases, verdicts) → its own tables
+    settings: type = NoSettings  # its settings dataclass (``mortar.settings.setting`` fields)
+    config_key: str = ""  # where the stored run configuration keeps its settings (default: its name)
+    # How its settings enter the run id: (settings, whether the run uses the method) → entries of the run key.
+    # Default: the settings under ``config_key`` when the method runs, nothing otherwise.
+    run_key: Callable[[object, bool], dict] | None = None
+    check: Callable[[object], list[str]] | None = None  # problems beyond what the fields declare, one line each
+    # What it requires of the SUT under these settings: capability (``mortar.sut.WEIGHTS`` …) → the option that
+    # needs it, for the error message
+    requires: Callable[[object], dict[str, str]] | None = None
+    # A step after the answers (response selection): rows keyed (test_case_id, position) for its relations
+    after_answers: Callable[[Answered], dict] | None = None
+
+    @property
+    def key(self) -> str:
+        return self.config_key or self.name
+
+    def key_entries(self, settings, chosen: bool) -> dict:
+        if self.run_key is not None:
+            return self.run_key(settings, chosen)
+        return {self.key: asdict(settings)} if chosen and asdict(settings) else {}
+
+    def requirements(self, settings) -> dict[str, str]:
+        return self.requires(settings) if self.requires else {}
 
 
 METHODS: dict[str, TestMethod] = {}
 
 
+class DuplicateName(ValueError):
+    """A second registration of a name already registered."""
+
+
 def register_method(method: TestMethod) -> TestMethod:
+    if method.name in METHODS:
+        raise DuplicateName(f"a test method named {method.name!r} is already registered")
     METHODS[method.name] = method
     return method
 
 
-def _load_builtin() -> None:
-    from mortar.methods import dialtest, metal, mortar, persona  # noqa: F401  (registers them)
+_loaded = False
+
+
+def _load() -> None:
+    """The built-in methods, then the methods of installed packages (the entry-point group), once."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from mortar.methods import dialtest, metal, mortar, persona  # noqa: F401  (the registry's own built-ins)
+
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            entry.load()  # the module registers its methods (and their relations)
+        except Exception as e:  # a broken plug-in is reported, never takes the built-ins down
+            log.warning("test method plug-in %s (%s) not loaded: %s", entry.name, entry.value, e)
 
 
 def methods() -> dict[str, TestMethod]:
     """Every registered method: the built-ins in the paper's order, then the others as registered."""
-    _load_builtin()
+    _load()
     return {**{n: METHODS[n] for n in BUILTIN_METHODS}, **METHODS}
+
+
+def method_kinds() -> list[str]:
+    """Every registered method's kinds of test case, in registry order (the order a run makes them in)."""
+    return [p for m in methods().values() for p in m.perturbations]
 
 
 def parse_methods(spec: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -114,7 +194,5 @@ def method_of_case(case: TestCase) -> TestMethod | None:
 
 def method_label_of(relation: str) -> str:
     """The report label of the method a relation's checks belong to (RBT for reference-based testing)."""
-    from mortar.relations import RELATIONS
-
-    _load_builtin()
+    _load()
     return RELATIONS[relation].method if relation in RELATIONS else relation

@@ -14,25 +14,40 @@ per SUT call of the two.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from mortar.dataset import Seed, TestCase
+from mortar.execute import execute
+from mortar.guide.gini import GiniUnavailable, score_cases, search
 from mortar.methods import Made, Making, Table, TestMethod, register_method
 from mortar.methods.dialtest_operators import BackTranslator, WordInserter, synonym_replacement
 from mortar.perturb import case_rng, original_case
 from mortar.relations import DIRECTION, INVARIANCE, Relation, matches_reference, register_relation, same_as_orig
+from mortar.settings import setting
+from mortar.sut.base import LOGPROBS
 from mortar.vocab import (BT, DIALTEST, DIALTEST_KEEP_ABOVE, DIALTEST_METHOD, DIALTEST_OPERATORS, DIALTEST_RELATIONS,
                           DT_INV, DT_REF, GINI, GINI_TAU, GUIDES, OPERATOR_TEXT, ORIG, RANDOM, SR, WI)
+from mortar import metrics
+from mortar.chat import ChatConfig, ChatConfigError, ChatError
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class DialTestSettings:
-    operators: tuple[str, ...] = DIALTEST_OPERATORS
-    keep_above: float = DIALTEST_KEEP_ABOVE  # the meaning filter: embedding cosine to the original question
-    gini_budget: int = 0  # SUT calls per question for the Gini-guided search (0: each operator once, unguided)
-    gini_tau: float = GINI_TAU  # a mutant is kept when its Gini impurity rises by more than this
+    operators: tuple[str, ...] = setting(
+        DIALTEST_OPERATORS, "; ".join(f"{k}: {v}" for k, v in OPERATOR_TEXT.items())
+        + f" (a comma list, default {','.join(DIALTEST_OPERATORS)}; without a chat endpoint BT is reported "
+          "unavailable and the others run)", label="DialTest operator", flag="--dialtest-operators",
+        choices=DIALTEST_OPERATORS, nonempty=True, sep=",")
+    keep_above: float = setting(DIALTEST_KEEP_ABOVE, "the meaning filter: a transformed question is reverted below "
+                                f"this embedding cosine to the original (default {DIALTEST_KEEP_ABOVE})",
+                                label="DialTest meaning filter", flag="--dialtest-keep-above", between=(0.0, 1.0))
+    gini_budget: int = setting(0, "SUT calls per question for DialTest's Gini-guided search (Algorithm 1), compared "
+                               "with random transformation at the same budget (default 0: each operator once, "
+                               "unguided)", label="Gini budget", flag="--gini-budget", minimum=0)
+    gini_tau: float = setting(GINI_TAU, "a mutant is kept when its answer's Gini impurity rises by more than τ "
+                              f"(default {GINI_TAU:g})", label="Gini τ", flag="--gini-tau")
 
 
 class Operators:
@@ -43,7 +58,6 @@ class Operators:
         self.unavailable: dict[str, str] = {}
         self.translator = translator
         if BT in names and translator is None:
-            from mortar.chat import ChatConfigError
 
             try:
                 self.translator = BackTranslator.from_env()
@@ -71,7 +85,6 @@ class Operators:
                 self.inserter = WordInserter.local()
             return self.inserter.insert(doc, rng, ranking=ranking)
         if name == BT:
-            from mortar.chat import ChatError
 
             try:
                 return self.translator.back_translate(question, rng)
@@ -88,7 +101,6 @@ class Operators:
 
 def bt_model() -> str | None:
     """The chat model BT would use (part of the run id: another translator gives other test cases)."""
-    from mortar.chat import ChatConfig, ChatConfigError
 
     try:
         return ChatConfig.from_env(json_mode=False).model
@@ -129,21 +141,18 @@ def guided_cases(making: Making, ops: Operators, settings: DialTestSettings, pro
                  ) -> tuple[list[TestCase], list[dict]]:
     """Algorithm 1 (GINI) and the random baseline at the same budget on every question: the kept mutants as
     test cases, and every evaluated mutant as a row (what the guidance comparison counts)."""
-    from mortar.execute import execute
-    from mortar.guide.gini import score_cases, search
-
-    seeds, sut, db = making.seeds, making.sut, making.db
+    seeds, sut, cache = making.seeds, making.sut, making.cache
     by_id = {s.id: s for s in seeds}
     stage = (lambda label: (lambda done, total, info=None: progress(done, total, {**(info or {}), "stage": label}))) \
         if progress else (lambda label: None)
     # the seed conversations first: their answers are every mutant's history (and the run's ORIG answers)
     orig = [original_case(s) for s in seeds]
-    answered = execute(seeds, orig, sut, db=db, progress=stage("DialTest: seed answers"))
+    answered = execute(seeds, orig, sut, cache, progress=stage("DialTest: seed answers"))
     orig_answers = {(c.seed_id, pos): answered[(c.test_case_id, pos)] for c in orig
                     for pos in range(1, len(c.source_rounds) + 1)}
     starts_cases = {(s.id, r.turn_id): single_turn_case(s, r.turn_id, ORIG, r.question, "start") for s in seeds
                     for r in s.rounds}
-    start_scores = score_cases(seeds, list(starts_cases.values()), orig_answers, sut, db)
+    start_scores = score_cases(seeds, list(starts_cases.values()), orig_answers, sut, cache)
     starts = {key: (by_id[key[0]].round(key[1]).question, start_scores[case.test_case_id].gini)
               for key, case in starts_cases.items()}
     embeddings = making.oracle.embeddings
@@ -166,7 +175,7 @@ def guided_cases(making: Making, ops: Operators, settings: DialTestSettings, pro
 
         def evaluate(step, items, guide=guide):
             batch = [single_turn_case(by_id[k[0]], k[1], op, text, guide, step) for k, op, text in items]
-            scored = score_cases(seeds, batch, orig_answers, sut, db)
+            scored = score_cases(seeds, batch, orig_answers, sut, cache)
             if progress:
                 progress(step, settings.gini_budget, {"stage": f"DialTest: {guide} search, step"})
             return [scored[c.test_case_id] for c in batch]
@@ -182,10 +191,9 @@ def guided_cases(making: Making, ops: Operators, settings: DialTestSettings, pro
 
 
 def make_cases(making: Making) -> Made:
-    from mortar.guide.gini import GiniUnavailable
-    from mortar.nlp import load_nlp
+    from mortar.nlp import load_nlp  # spaCy: loaded only when DialTest runs
 
-    settings: DialTestSettings = making.config.dialtest
+    settings: DialTestSettings = making.settings
     ops = Operators(settings.operators, load_nlp().nlp)
     notes = list(ops.unavailable.values())
     record = {"operators": list(ops.available), "unavailable": sorted(ops.unavailable)}
@@ -225,15 +233,26 @@ register_relation(Relation(
 
 
 def tables(checks, cases, verdicts) -> list[Table]:
-    from mortar import metrics
 
     return [Table("dialtest_operators", "DialTest: violations per relation and operator",
                   "; ".join(f"{k}: {v}" for k, v in OPERATOR_TEXT.items()),
                   metrics.per_kind(checks, DIALTEST_RELATIONS))]
 
 
+def run_key(settings: DialTestSettings, chosen: bool) -> dict:
+    """The settings, and the back-translation model when BT runs (another model, other test cases)."""
+    if not chosen:
+        return {}
+    return {"dialtest": {**asdict(settings), "bt_model": bt_model() if BT in settings.operators else None}}
+
+
+def requires(settings: DialTestSettings) -> dict[str, str]:
+    return {LOGPROBS: "--gini-budget"} if settings.gini_budget else {}
+
+
 register_method(TestMethod(
     name=DIALTEST_METHOD, label=DIALTEST, perturbations=DIALTEST_OPERATORS, relations=DIALTEST_RELATIONS,
     text="DialTest: one question at a time transformed by synonym replacement (SR), back translation (BT) or word "
          "insertion (WI), reverted when its meaning drifts; optionally Gini-guided (Algorithm 1).",
-    make_cases=make_cases, tables=tables))
+    make_cases=make_cases, tables=tables, settings=DialTestSettings, config_key="dialtest", run_key=run_key,
+    requires=requires))

@@ -22,6 +22,9 @@ import random
 from functools import lru_cache
 
 from mortar.wordnet import POS_FILES, synonyms
+from mortar.wordnet import wordnet_dir
+from mortar.sut.local import PRESETS, load_model
+from mortar.chat import ChatClient, ChatConfig
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +110,6 @@ def choose_replacement(doc, rng: random.Random, ranking: list[int] | None = None
 @lru_cache(maxsize=1)
 def _modifiers() -> frozenset[str]:
     """Adjectives and adverbs WordNet knows: what an insertion before a content word keeps grammatical."""
-    from mortar.wordnet import wordnet_dir
 
     words = set()
     for pos in (POS_FILES["ADJ"], POS_FILES["ADV"]):
@@ -130,7 +132,6 @@ class WordInserter:
 
     @classmethod
     def local(cls) -> "WordInserter":
-        from mortar.sut.local import PRESETS, load_model
 
         return cls(*load_model(PRESETS["smollm2"]()))
 
@@ -223,7 +224,6 @@ class BackTranslator:
     @classmethod
     def from_env(cls) -> "BackTranslator":
         """Raises ChatConfigError (one line saying what to set) when no endpoint is configured."""
-        from mortar.chat import ChatClient, ChatConfig
 
         return cls(ChatClient(ChatConfig.from_env(json_mode=False)))
 

@@ -18,6 +18,7 @@ from mortar.dataset import Seed, TestCase
 from mortar.methods import Made, Making, TestMethod, register_method
 from mortar.perturb import case_rng
 from mortar.relations import DIRECTION, Relation, matches_reference, register_relation
+from mortar.settings import setting
 from mortar.vocab import (ADD, LEET, METAL, METAL_METHOD, METAL_RATE, METAL_REVERT_BELOW, QUESTION_PERTURBATIONS,
                           SYN, TYPO)
 from mortar.wordnet import synonyms
@@ -39,8 +40,13 @@ class Word:
 
 @dataclass(frozen=True)
 class MetalSettings:
-    rate: float = METAL_RATE  # share of the question's eligible words (characters for leet) that are changed
-    perturbations: tuple[str, ...] = QUESTION_PERTURBATIONS
+    rate: float = setting(METAL_RATE, f"share of a question's eligible words (characters for leet) METAL's "
+                          f"perturbations change (default {METAL_RATE})", label="METAL rate", flag="--metal-rate",
+                          between=(0.0, 1.0), open_interval=True)
+    perturbations: tuple[str, ...] = setting(
+        QUESTION_PERTURBATIONS, "METAL's perturbations: SYN synonyms, ADD an added word, TYPO typos, LEET leet "
+        f"(default: all of {' '.join(QUESTION_PERTURBATIONS)})", label="METAL perturbation",
+        flag="--metal-perturbations", choices=QUESTION_PERTURBATIONS, nonempty=True)
 
 
 def _join(words: list[Word]) -> str:
@@ -164,9 +170,9 @@ def metal_test_cases(seeds: list[Seed], run_seed: int, settings: MetalSettings, 
 
 
 def make_cases(making: Making) -> Made:
-    from mortar.nlp import load_nlp
+    from mortar.nlp import load_nlp  # spaCy: loaded only when METAL runs
 
-    settings = making.config.metal
+    settings = making.settings
     cases, reverted = metal_test_cases(making.seeds, making.run_seed, settings, load_nlp().nlp, making.oracle,
                                        making.sensitivities())
     note = f"METAL: {len(cases)} test cases, {reverted} perturbed questions reverted (cosine < {METAL_REVERT_BELOW})"
@@ -182,4 +188,4 @@ register_method(TestMethod(
     name=METAL_METHOD, label=METAL, perturbations=QUESTION_PERTURBATIONS, relations=(METAL,),
     text="METAL, the single-turn baseline: one question at a time perturbed by synonyms, an added word, typos or "
          "leet, reverted when its meaning drifts (embedding cosine < 0.8).",
-    make_cases=make_cases))
+    make_cases=make_cases, settings=MetalSettings, config_key="metal"))

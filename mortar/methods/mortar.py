@@ -9,18 +9,20 @@ and four metamorphic relations on the answers.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import asdict, replace
 from itertools import combinations, product
 
 from mortar.context import check_case
 from mortar.methods import Made, Making, Table, TestMethod, register_method
-from mortar.perturb import perturbed_cases
-from mortar.relations import DIRECTION, GROUP, INVARIANCE, Check, Judging, Relation, register_relation
+from mortar.perturb import PerturbationSettings, perturbed_cases
+from mortar.relations import DIRECTION, GROUP, INVARIANCE, Check, Judging, Relation, register_relation, round_check
 from mortar.story_support import story_answers
 from mortar.vocab import DIALOGUE_PERTURBATIONS, MORTAR_METHOD, MORTAR_RELATIONS, MR1, MR2, MR3, MR4, MT
+from mortar import metrics
 
 
 def make_cases(making: Making) -> Made:
-    settings = making.config.perturbation
+    settings = making.settings
     cases, verdicts = [], {}
     for seed in making.seeds:
         questions = {r.turn_id: r.question for r in seed.rounds}
@@ -58,8 +60,7 @@ def _per_round(name: str, equivalent: bool, j: Judging) -> list[Check]:
             continue
         sim = j.oracle.similarity(j.question(source), j.references[source], out)
         violated = sim < j.threshold if equivalent else sim >= j.threshold and not _story_gives(j, source, out)
-        checks.append(Check(f"{name}/{case.test_case_id}/{pos}", name, j.seed.id, source, (case.perturbation,),
-                            (case.test_case_id,), (pos,), out, j.references[source], sim, ec, violated))
+        checks.append(round_check(name, j.seed.id, source, case, pos, out, j.references[source], sim, ec, violated))
     return checks
 
 
@@ -132,7 +133,6 @@ register_relation(Relation(
 
 def tables(checks, cases, verdicts) -> list[Table]:
     """The paper's Tables VI–IX."""
-    from mortar import metrics
 
     mine = [c for c in cases if c.perturbation in DIALOGUE_PERTURBATIONS]
     return [
@@ -150,8 +150,15 @@ def tables(checks, cases, verdicts) -> list[Table]:
     ]
 
 
+def run_key(settings: PerturbationSettings, chosen: bool) -> dict:
+    """The perturbation settings are in every run key (with no perturbations when MORTAR does not run), as they
+    were before methods were registered: the run ids of earlier runs stay valid."""
+    return {"perturbations": asdict(settings if chosen else replace(settings, perturbations=()))}
+
+
 MORTAR = register_method(TestMethod(
     name=MORTAR_METHOD, label=MT, perturbations=DIALOGUE_PERTURBATIONS, relations=MORTAR_RELATIONS,
     text="Metamorphic testing with MR1–MR4 on dialogue-level perturbations (" + ", ".join(DIALOGUE_PERTURBATIONS)
          + "), judged by the equivalent context check.",
-    make_cases=make_cases, tables=tables))
+    make_cases=make_cases, tables=tables, settings=PerturbationSettings, config_key="perturbation",
+    run_key=run_key))

@@ -18,30 +18,46 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mortar.dataset import TestCase
-from mortar.methods import Made, Making, Table, TestMethod, register_method
+from mortar.methods import Answered, Made, Making, Table, TestMethod, register_method
 from mortar.methods.persona_transforms import (names_in, rewrite_story, swap_noise, synonymous_sentences,
                                                unrelated_passage)
 from mortar.perturb import case_rng
-from mortar.relations import INVARIANCE, Check, Judging, Relation, register_relation, same_as_orig
+from mortar.selection import select
+from mortar.relations import INVARIANCE, Check, Judging, Relation, register_relation, round_check, same_as_orig
+from mortar.settings import setting
+from mortar.sut.base import WEIGHTS
 from mortar.vocab import (HISTORY, NOISE_KINDS, NOISE_LOCATIONS, P1, P2, P3, PERSONA, PERSONA_METHOD,
                           PERSONA_PERTURBATIONS, PERSONA_RELATIONS, PERSONA_REWRITE_ABOVE, QUESTION,
                           QUESTION_AND_HISTORY, SEL, SELECTION_CANDIDATES, STORY)
+from mortar import metrics
 
 
 @dataclass(frozen=True)
 class PersonaSettings:
-    relations: tuple[str, ...] = PERSONA_RELATIONS
-    noise_locations: tuple[str, ...] = NOISE_LOCATIONS  # where P3's swap noise goes
-    noise_names: bool = True  # the noise also swaps letters in names (False: names stay as written)
-    rewrite_above: float = PERSONA_REWRITE_ABOVE  # P1: embedding cosine a rewritten sentence must keep
-    selection: bool = False  # also rank candidate answers by the SUT's likelihood (local SUTs)
-    candidates: int = SELECTION_CANDIDATES  # distractors beside the gold answer
+    relations: tuple[str, ...] = setting(PERSONA_RELATIONS, "P1 synonymous story, P2 an unrelated passage added, P3 "
+                                         f"swap noise (default: all of {' '.join(PERSONA_RELATIONS)})",
+                                         label="persona relation", flag="--persona-relations",
+                                         choices=PERSONA_RELATIONS, nonempty=True)
+    noise_locations: tuple[str, ...] = setting(NOISE_LOCATIONS, "where P3's swap noise goes; 'both' = the question "
+                                               "and the history together (default: all)", label="noise location",
+                                               flag="--noise-locations", choices=NOISE_LOCATIONS)
+    noise_names: bool = setting(True, "P3's noise also swaps letters in names; the flag --keep-names leaves names "
+                                "as written", label="noise in names", flag="--keep-names", inverted_flag=True)
+    rewrite_above: float = setting(PERSONA_REWRITE_ABOVE, "P1 keeps a rewritten sentence only this close (embedding "
+                                   f"cosine) to the original (default {PERSONA_REWRITE_ABOVE})",
+                                   label="P1 rewrite cosine", flag="--rewrite-above", between=(0.0, 1.0))
+    selection: bool = setting(False, "also rank the gold answer among K distractors by the SUT's likelihood (hits@1, "
+                              f"MRR; local SUTs; --selection K, default {SELECTION_CANDIDATES})", label="selection",
+                              flag="--selection", value_of="candidates")
+    candidates: int = setting(SELECTION_CANDIDATES, "response selection: distractors ranked beside the gold answer "
+                              f"(default {SELECTION_CANDIDATES}, the paper's)", label="selection candidates",
+                              flag="--selection-candidates", minimum=1)
 
 
 def make_cases(making: Making) -> Made:
-    from mortar.nlp import load_nlp
+    from mortar.nlp import load_nlp  # spaCy: loaded only when the method runs
 
-    settings: PersonaSettings = making.config.persona
+    settings: PersonaSettings = making.settings
     nlp, embeddings = load_nlp().nlp, making.oracle.embeddings
     cases, notes = [], []
     for seed in making.seeds:
@@ -114,9 +130,8 @@ def same_selection(j: Judging) -> list[Check]:
             if tcid != case.test_case_id or row["source_round"] not in first:
                 continue
             before = first[row["source_round"]]
-            checks.append(Check(f"{SEL}/{tcid}/{pos}", SEL, j.seed.id, row["source_round"], (case.perturbation,),
-                                (tcid,), (pos,), row["top"], before, float(row["top"] == before), None,
-                                row["top"] != before))
+            checks.append(round_check(SEL, j.seed.id, row["source_round"], case, pos, row["top"], before,
+                                      float(row["top"] == before), None, row["top"] != before))
     return checks
 
 
@@ -127,15 +142,33 @@ register_relation(Relation(
 
 
 def tables(checks, cases, verdicts) -> list[Table]:
-    from mortar import metrics
 
     return [Table("persona_versions", "Persona relations: violations per relation and per version (noise location)",
                   "P3's noise on the question and the history together is the paper's headline comparison.",
                   metrics.per_kind(checks, (*PERSONA_RELATIONS, SEL)))]
 
 
+def check(settings: PersonaSettings) -> list[str]:
+    return ["choose at least one noise location for P3"] if P3 in settings.relations and not settings.noise_locations \
+        else []
+
+
+def requires(settings: PersonaSettings) -> dict[str, str]:
+    return {WEIGHTS: "--selection"} if settings.selection else {}
+
+
+def selection(answered: Answered) -> dict:
+    """Response selection (local SUTs): the gold answer's rank among distractors by the SUT's likelihood."""
+    if not answered.settings.selection:
+        return {}
+    return select(answered.seeds, answered.cases, answered.answers, answered.sut, answered.pool,
+                  answered.settings.candidates, answered.run_seed, answered.oracle, answered.threshold,
+                  answered.progress)
+
+
 register_method(TestMethod(
     name=PERSONA_METHOD, label=PERSONA, perturbations=PERSONA_PERTURBATIONS, relations=(*PERSONA_RELATIONS, SEL),
     text="Persona-centric relations on the story: synonymous story (P1), an unrelated passage added (P2), "
          "character swap noise on the story, history, question or both (P3); the answers should not change.",
-    make_cases=make_cases, tables=tables))
+    make_cases=make_cases, tables=tables, settings=PersonaSettings, config_key="persona", check=check,
+    requires=requires, after_answers=selection))

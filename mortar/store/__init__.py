@@ -7,11 +7,13 @@
 - read-models: ``reads`` (runs, test cases, results, answers, jobs), ``detections`` (the violations
   search), ``labelling`` (precision labels), ``inspector`` (one detection in depth), ``compare`` (two
   runs on the same test cases);
-- ``records``: the stored run configuration, typed.
+- ``records``: the stored run configuration, typed;
+- ``cache``: the store as the engines' answer and score cache (``mortar.caches``).
 
 Callers write ``from mortar import store`` and use the names below.
 """
 
+from mortar.store.cache import StoreCache
 from mortar.store.compare import case_signatures, paired_answers, run_dataset, run_seeds, seed_questions
 from mortar.store.connection import (DEFAULT_DB, LOCK_WAIT_S, PROJECT_ROOT, RETRY_S, StoreBusy, connect, db_path,
                                      open_file, open_read_only, process_lock, session, transaction)
@@ -34,6 +36,7 @@ from mortar.store.writes import (upsert, write_adjudication, write_answers, writ
                                  write_sut, write_test_cases)
 
 __all__ = [
+    "StoreCache",
     "SCHEMA", "SCHEMA_SHA", "DEFAULT_DB", "LOCK_WAIT_S", "PROJECT_ROOT", "RETRY_S", "StoreBusy", "connect", "db_path", "open_file",
     "open_read_only", "process_lock", "session", "transaction",
     "upsert", "write_adjudication", "write_answers", "write_checks", "write_dataset", "write_graphs", "write_job",

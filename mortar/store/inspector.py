@@ -6,6 +6,7 @@ import json
 
 import pandas as pd
 
+from mortar.kg.model import DialogueGraph
 from mortar.store.reads import stored_config
 from mortar.vocab import ORIG
 
@@ -77,8 +78,6 @@ def seed_question(con, run_id: str, seed_id: str, turn_id: int) -> str | None:
 
 def seed_graph(con, run_id: str, seed_id: str):
     """The seed's knowledge graph as the run's context check used it (its KG backend and model), or (None, why not)."""
-    from mortar.kg.model import DialogueGraph
-
     try:
         config = stored_config(con, run_id)
     except LookupError:
@@ -134,8 +133,6 @@ def question_versions(con, run_id: str, seed_id: str, source_round: int) -> pd.D
 def round_sensitivity(con, run_id: str, seed_id: str, turn_id: int) -> dict | None:
     """The stored sensitivity (GRI first, then WALI) of the run's SUT to each segment of the seed conversation
     before round ``turn_id``: {method, target, segments}; None when none was computed."""
-    from mortar.store.reads import stored_config
-
     fingerprint = stored_config(con, run_id).sut_fingerprint
     row = con.execute("""
         SELECT s.method, s.target, s.segments FROM sensitivities s JOIN runs r ON r.dataset_id = s.dataset_id

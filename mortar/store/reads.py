@@ -6,8 +6,11 @@ import json
 
 import pandas as pd
 
+from mortar.dataset import TestCase
 from mortar.errors import InputError
+from mortar.relations import Check
 from mortar.store.records import StoredConfig
+from mortar.verdict import ECVerdict
 
 
 class UnknownRun(InputError, LookupError):
@@ -114,8 +117,6 @@ def read_graphs(con, dataset_id: str, backend: str, model: str) -> dict[str, tup
 
 def read_checks(con, run_id: str) -> list:
     """The run's checks (every comparison a relation made), by check id."""
-    from mortar.relations import Check
-
     rows = con.execute("""SELECT check_id, relation, seed_id, source_round, perturbations, test_case_ids, positions,
                                  text_a, text_b, similarity, ec_equivalent, violated, bug_level,
                                  coalesce(unstable, false)
@@ -136,9 +137,6 @@ def read_orig_samples(con, run_id: str, test_case_id: str) -> dict[int, list[str
 
 def read_cases_and_verdicts(con, run_id: str):
     """The run's test cases and, per test case, the EC verdict of every position."""
-    from mortar.context import ECVerdict
-    from mortar.dataset import TestCase
-
     rows = con.execute("""
         SELECT t.seed_id, t.perturbation, t.replicate, t.target_round, t.story, t.guide, r.test_case_id, r.source_round,
                r.ec_equivalent,

@@ -54,12 +54,11 @@ class StoredConfig:
         return _text(self._get("method"))
 
     @property
-    def run_config(self):
-        """The RunConfig the run was started with, as is (None for generations and runs of earlier versions)."""
-        from mortar.config import RunConfig
-
+    def run_config(self) -> dict | None:
+        """The run configuration the run was started with, as stored JSON (None for generations and runs of earlier
+        versions); ``mortar.config.RunConfig.from_json`` builds the configuration from it."""
         stored = self._get("run_config")
-        return RunConfig.from_json(stored) if isinstance(stored, Mapping) else None
+        return dict(stored) if isinstance(stored, Mapping) else None
 
     @property
     def sut_fingerprint(self) -> str | None:

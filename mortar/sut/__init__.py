@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mortar.sut.base import (DEFAULT_MAX_NEW_TOKENS, DEFAULT_SYSTEM_PROMPT, LOCAL_LANES, SUT, Completion, Conversation, Session,
+from mortar.sut.base import (CAPABILITY_TEXT, LOGPROBS, WEIGHTS, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SYSTEM_PROMPT, LOCAL_LANES, SUT, Completion, Conversation, Session,
                              SutError, SutSettings, ThreadedSession, Turn)
 
 DEFAULT_SUT = "smollm2"
 
-__all__ = ["DEFAULT_MAX_NEW_TOKENS", "DEFAULT_SUT", "DEFAULT_SYSTEM_PROMPT", "LOCAL_LANES", "SUT", "Completion", "Conversation",
+__all__ = ["CAPABILITY_TEXT", "LOGPROBS", "WEIGHTS", "DEFAULT_MAX_NEW_TOKENS", "DEFAULT_SUT", "DEFAULT_SYSTEM_PROMPT", "LOCAL_LANES", "SUT", "Completion", "Conversation",
            "Session", "SutError", "SutSettings", "ThreadedSession", "Turn", "make_sut", "sut_choices"]
 
 
 def sut_choices() -> list[str]:
-    from mortar.sut.local import PRESETS
+    from mortar.sut.local import PRESETS  # the SUT kinds import their clients (httpx, groq) on first use
 
     return [*PRESETS, "openai[:MODEL]", "groq[:MODEL]", "PATH (a Hugging Face model folder)"]
 
@@ -34,7 +34,7 @@ def make_sut(spec: str = DEFAULT_SUT, settings: SutSettings | None = None, *, la
     ``lanes``: batch size of a local model, concurrent requests of an HTTP one. Further ``options`` go to
     the HTTP client (``timeout_s``, ``max_retries``, ``backoff_s``) or, with ``env``, replace os.environ.
     """
-    from mortar.sut import local, remote
+    from mortar.sut import local, remote  # the SUT kinds import their clients (httpx, groq) on first use
 
     kind, _, model = spec.partition(":")
     if spec in local.PRESETS:

@@ -97,12 +97,21 @@ class Completion:
     gini: float | None = None  # DeepGini impurity of the answer's token choices, where the SUT exposes them
 
 
+# What a SUT can give beyond its answers; a test method or a guide declares which of them it requires.
+WEIGHTS = "weights"  # a local model's weights: gradients, attention, the likelihood of any text (GRI, WALI, selection)
+LOGPROBS = "logprobs"  # the token log-probabilities of its own answers (DialTest's Gini guidance)
+CAPABILITY_TEXT = {WEIGHTS: "a local model's gradients, attention and token probabilities (transformers)",
+                   LOGPROBS: "the token probabilities of its answers (a local model, or an HTTP service that returns "
+                             "logprobs)"}
+
+
 class SUT(ABC):
-    """A dialogue system under test. Subclasses set ``backend``, ``model`` and ``lanes``."""
+    """A dialogue system under test. Subclasses set ``backend``, ``model``, ``lanes`` and ``capabilities``."""
 
     backend: str = ""
     model: str = ""
     lanes: int = 1  # how many conversations the executor may keep in progress at once
+    capabilities: frozenset[str] = frozenset()  # WEIGHTS, LOGPROBS
 
     def __init__(self, settings: SutSettings | None = None):
         self.settings = settings or SutSettings()

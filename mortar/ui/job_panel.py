@@ -14,12 +14,13 @@ from mortar.perturb import PerturbationSettings
 from mortar.ui.access import try_read
 from mortar.ui.text import md_escape
 from mortar.ui.runs import SAMPLE
-from mortar.vocab import DRR, DRS
+from mortar.vocab import DRR, DRS, MORTAR_METHOD
 
 # The one-click demo: the first sample seed, shuffled (DRS) and reduced (DRR), with the local default SUT.
 # Measured with SmolLM2 on two CPU cores: this demo took 65 s with the cores free; one seed with all five
 # perturbations took 6.5 minutes (11 on a busy machine), too long for a first look.
-DEMO_CONFIG = RunConfig(dataset=str(SAMPLE), limit=1, perturbation=PerturbationSettings(perturbations=(DRS, DRR)))
+DEMO_CONFIG = RunConfig(dataset=str(SAMPLE), limit=1,
+                        settings={MORTAR_METHOD: PerturbationSettings(perturbations=(DRS, DRR))})
 DEMO_DURATION = "about a minute on two free CPU cores (a few minutes while the machine is busy)"
 
 def job_rows(con) -> pd.DataFrame:

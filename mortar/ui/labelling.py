@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from mortar import figures, labels, metrics, store
+from mortar import reports
 from mortar.ui.access import WRITE_WAIT_S, read
 from mortar.ui.text import fmt, help_for, md_escape
 from mortar.vocab import SCORE_MAX, SCORE_MIN, TRUE_POSITIVE_BELOW, is_true_positive
@@ -116,7 +117,7 @@ def gold_and_passage(run_id: str, detection_id: str) -> None:
 
 def oracle_panel(run_id: str) -> None:
     """The oracle's bug flags against the annotators' final labels, and the threshold that fits them best."""
-    result = read(metrics.run_oracle_vs_humans, run_id)
+    result = read(reports.run_oracle_vs_humans, run_id)
     if result is None:
         st.info("This run stored no threshold to measure the oracle at.")
         return

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from mortar import metrics, store
+from mortar import reports
 from mortar.vocab import LEVELS, MT, RBT
 
 ROOT = store.PROJECT_ROOT
@@ -15,11 +16,11 @@ NO_SUT = "–"  # the SUT column of a generation (test cases only, no SUT)
 
 
 def metric_columns() -> dict[str, tuple[str, str]]:
-    """The runs overview's metric columns → (method, metric) in ``metrics.run_metrics``: RBT against MORTAR
+    """The runs overview's metric columns → (method, metric) in ``reports.run_metrics``: RBT against MORTAR
     (MT) in full, MORTAR's bug levels, and the bugs of every other registered method."""
     columns = {f"{method} {metric}": (method, metric) for metric in ("NBugs", "BPTC", "Rate+") for method in (RBT, MT)}
     columns.update({level: (MT, level) for level in LEVELS})
-    columns.update({f"{label} NBugs": (label, "NBugs") for label in metrics.method_labels() if label not in (RBT, MT)})
+    columns.update({f"{label} NBugs": (label, "NBugs") for label in reports.method_labels() if label not in (RBT, MT)})
     return columns
 
 
@@ -36,11 +37,11 @@ def stored_metrics(con) -> dict[str, dict[str, dict[str, float]]]:
 
 
 def run_figures(con, run_id: str, stored: dict) -> dict:
-    """A run's headline metrics: as it stored them, else computed from its checks by ``metrics.run_metrics``."""
+    """A run's headline metrics: as it stored them, else computed from its checks by ``reports.run_metrics``."""
     if run_id in stored:
         return stored[run_id]
     cases, _ = store.read_cases_and_verdicts(con, run_id)
-    return metrics.run_metrics(store.read_checks(con, run_id), cases)
+    return reports.run_metrics(store.read_checks(con, run_id), cases)
 
 
 def runs_overview(con) -> pd.DataFrame:
