@@ -28,6 +28,7 @@ import torch  # noqa: E402
 from mortar.dataset import Dataset, load_dataset  # noqa: E402
 from mortar.execute import execute  # noqa: E402
 from mortar.perturb import PerturbationSettings, test_cases_for  # noqa: E402
+from mortar.store import StoreCache  # noqa: E402
 
 from mortar.sut import Conversation, SutSettings, Turn, make_sut  # noqa: E402
 from mortar.sut.local import stop_token_ids  # noqa: E402
@@ -99,7 +100,7 @@ def main(argv=None) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         start, cpu, before = time.perf_counter(), time.process_time(), load()
-        answers = execute(dataset.seeds, cases, sut, db=Path(tmp) / "bench.duckdb", progress=progress)
+        answers = execute(dataset.seeds, cases, sut, StoreCache(Path(tmp) / "bench.duckdb"), progress=progress)
         executor_s = time.perf_counter() - start
     print(f"executor: {executor_s:7.1f} s wall, {time.process_time() - cpu:7.1f} s CPU "
           f"({rounds / executor_s:.2f} rounds/s), peak RSS {peak_rss_mib():.0f} MiB; {before} → {load()}")

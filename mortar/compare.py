@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mortar.errors import InputError
-from mortar.metrics import level_counts, method_summary
+from mortar.metrics import level_counts, method_summary, rate_plus
 from mortar.vocab import ALL, LEVELS, RBT
 from mortar.methods import methods
 from mortar import store
@@ -103,11 +103,10 @@ def _seed_counts(checks, seeds, relations) -> np.ndarray:
 
 
 def _figures(totals: np.ndarray, relations) -> np.ndarray:
-    """The statistics from summed counts (the last axis): Rate+ = bugs / checks, as metrics.method_summary."""
+    """The statistics from summed counts (the last axis): Rate+ (``metrics.rate_plus``), NBugs, the levels."""
     checks = totals[..., [0] + [2 + len(LEVELS) + 2 * i for i in range(len(relations))]]
     bugs = totals[..., [1] + [3 + len(LEVELS) + 2 * i for i in range(len(relations))]]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rates = bugs / checks  # NaN where no check was made
+    rates = rate_plus(bugs, checks)
     columns = [rates[..., 0], bugs[..., 0]] + [totals[..., 2 + i] for i in range(len(LEVELS))]
     for i in range(len(relations)):
         columns += [rates[..., 1 + i], bugs[..., 1 + i]]

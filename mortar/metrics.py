@@ -13,6 +13,7 @@ from collections import Counter
 from itertools import combinations
 from typing import Hashable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from mortar.calibrate import agreement, best_threshold
@@ -48,6 +49,16 @@ def coefficient_of_variation(counts: Sequence[float]) -> float:
     return var ** 0.5 / mean
 
 
+def rate_plus(bugs, checks):
+    """Rate+ = bugs / checks made, NaN where none was made: of two counts, or elementwise of two numpy arrays of
+    counts (the bootstrap of ``mortar.compare``)."""
+    if isinstance(checks, np.ndarray):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.divide(bugs, checks, out=np.full(np.broadcast(bugs, checks).shape, np.nan),
+                             where=checks != 0)
+    return bugs / checks if checks else float("nan")
+
+
 def method_summary(checks, n_test_cases: int) -> dict:
     """NBugs, checks, Rate+, RETC and BPTC of one method's checks over its test cases.
 
@@ -58,7 +69,7 @@ def method_summary(checks, n_test_cases: int) -> dict:
         "test_cases": n_test_cases,
         "detections": len(checks),
         "NBugs": len(bugs),
-        "Rate+": len(bugs) / len(checks) if checks else float("nan"),
+        "Rate+": rate_plus(len(bugs), len(checks)),
         "RETC": len(effective) / n_test_cases if n_test_cases else float("nan"),
         "BPTC": len(bugs) / n_test_cases if n_test_cases else float("nan"),
     }
