@@ -1,4 +1,6 @@
-"""Relations: registered judges that turn the SUT's answers into checks, and bug levels.
+"""Relations (model layer): the check, what a relation judges, the registry, and the relations every method can
+build on (RBT, matching the reference, agreeing with ORIG). ``mortar.judge`` hands each test case to its
+method's relations and sets bug levels.
 
 Every comparison a relation makes is a *check*; a violated check is a *detection* (a bug). A relation
 is a small registered object, as CheckList's test types: a **direction** (an answer against the
@@ -7,9 +9,7 @@ method names the relations that judge its test cases (``mortar.methods``); addin
 module and one :func:`register_relation` call.
 
 RBT (reference-based testing) is the one relation every run has: ORIG round j is a bug when
-sim(o_j, a_j) < ε. Bug levels relative to RBT: L1 = the question is also wrong in RBT; L2 = right in
-RBT, in a seed where RBT found some bug; L3 = in a seed where RBT found no bug.
-An errored round is never compared, so never a bug.
+sim(o_j, a_j) < ε. An errored round is never compared, so never a bug.
 
 The noise floor (``--orig-repeats r``): ORIG is answered r times. A seed question whose ORIG answers disagree
 with each other is *unstable*: a detection there may be the SUT's own randomness, not the perturbation, so
