@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 from dataclasses import asdict, dataclass, replace
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from mortar import store
@@ -30,7 +31,6 @@ from mortar.reports import metric_rows, report
 from mortar.store import StoreCache
 from mortar.verdict import ECVerdict
 from mortar.vocab import METAL_METHOD, MORTAR_METHOD, ORIG, RANDOM
-from importlib.metadata import PackageNotFoundError, version
 
 log = logging.getLogger(__name__)
 
@@ -236,10 +236,11 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
             store.write_mutants(con, run_id, mutants)
     try:
         # 2. the SUT answers every round; answers are stored as they come and read back on a re-run
-        answers = execute(seeds, cases, sut, StoreCache(db), progress=_stage(progress, "answering"))
+        cache = StoreCache(db)
+        answers = execute(seeds, cases, sut, cache, progress=_stage(progress, "answering"))
         # 2a. the noise floor: ORIG asked again, each repeat a whole conversation of its own
         orig_cases = [c for c in cases if c.perturbation == ORIG]
-        orig_samples = [execute(seeds, orig_cases, sut, StoreCache(db), sample=k,
+        orig_samples = [execute(seeds, orig_cases, sut, cache, sample=k,
                                 progress=_stage(progress, f"answering ORIG again ({k}/{config.orig_repeats - 1})"))
                         for k in range(1, config.orig_repeats)]
         # 2b. steps of the methods after the answers (the persona method's response selection)
