@@ -101,6 +101,10 @@ def test_a_second_registration_of_a_name_is_refused(toy):
         register_method(toy)
     with pytest.raises(ValueError, match="SAME"):
         register_relation(RELATIONS[SAME_AGAIN])
+    from mortar.oracle import ORACLES, register_oracle
+
+    with pytest.raises(ValueError, match="cosine"):
+        register_oracle(ORACLES["cosine"])
 
 
 def test_its_setting_is_an_option_of_mortar_run_and_enters_the_run_id(toy, capsys):

@@ -109,6 +109,8 @@ ORACLES: dict[str, type[BaseOracle]] = {}
 
 
 def register_oracle(cls: type[BaseOracle]) -> type[BaseOracle]:
+    if cls.name in ORACLES:
+        raise ValueError(f"an oracle named {cls.name!r} is already registered")
     ORACLES[cls.name] = cls
     return cls
 
