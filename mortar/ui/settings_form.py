@@ -12,24 +12,28 @@ def settings_form(method, current):
     if not fields:
         return current
     st.markdown(f"**{method.label}** ({method.name})")
-    columns = st.columns(min(4, len(fields)))
+    lists = [o for o in fields if o.kind is tuple]  # multiselects get wide columns, the other widgets narrow ones
+    others = [o for o in fields if o.kind is not tuple]
     given = {}
-    for i, o in enumerate(fields):
-        column, value, key = columns[i % len(columns)], getattr(current, o.name), f"{method.name}-{o.name}"
-        label = o.label[:1].upper() + o.label[1:]
-        if o.kind is tuple:
-            label = label if label.endswith("s") else label + "s"
-            given[o.name] = tuple(column.multiselect(label, list(o.choices or value), default=list(value), help=o.help,
-                                                     key=key))
-        elif o.kind is bool:
-            given[o.name] = column.checkbox(label, value=bool(value), help=o.help, key=key)
-        elif o.kind is int:
-            given[o.name] = int(column.number_input(label, value=int(value), step=1, help=o.help, key=key,
-                                                    min_value=o.minimum))
-        elif o.kind is float:
-            low, high = o.between or (None, None)
-            given[o.name] = float(column.number_input(label, value=float(value), step=0.05, format="%.2f",
-                                                      min_value=low, max_value=high, help=o.help, key=key))
-        else:
-            given[o.name] = column.text_input(label, value=str(value), help=o.help, key=key)
+    for group, width in ((lists, 2), (others, 4)):
+        columns = st.columns(width) if group else []
+        for i, o in enumerate(group):
+            given[o.name] = _widget(columns[i % width], o, getattr(current, o.name), f"{method.name}-{o.name}")
     return method.settings(**given)
+
+
+def _widget(column, o, value, key: str):
+    """One setting's widget, by the field's type."""
+    label = o.label[:1].upper() + o.label[1:]
+    if o.kind is tuple:
+        label = label if label.endswith("s") else label + "s"
+        return tuple(column.multiselect(label, list(o.choices or value), default=list(value), help=o.help, key=key))
+    if o.kind is bool:
+        return column.checkbox(label, value=bool(value), help=o.help, key=key)
+    if o.kind is int:
+        return int(column.number_input(label, value=int(value), step=1, help=o.help, key=key, min_value=o.minimum))
+    if o.kind is float:
+        low, high = o.between or (None, None)
+        return float(column.number_input(label, value=float(value), step=0.05, format="%.2f", min_value=low,
+                                         max_value=high, help=o.help, key=key))
+    return column.text_input(label, value=str(value), help=o.help, key=key)
