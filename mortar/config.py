@@ -5,7 +5,7 @@ background run (as JSON) and stored with the run.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from mortar.chat import ChatConfigError
@@ -17,7 +17,6 @@ from mortar.methods import methods, parse_methods
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.settings import from_json as settings_from_json
 from mortar.settings import problems as settings_problems
-from mortar.settings import to_json as settings_json
 from mortar import sut as suts
 from mortar.sut import CAPABILITY_TEXT, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT, WEIGHTS, SutError, SutSettings
 from mortar.vocab import GINI, GRI, INITIAL, MORTAR_METHOD, ORDERS, RANDOM, SENSITIVITIES, WALI
@@ -79,7 +78,7 @@ class RunConfig:
         """As stored with the run: each method's settings under its own key (``TestMethod.key``)."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "settings"}
         for name, m in methods().items():
-            data[m.key] = settings_json(self.settings[name])
+            data[m.key] = asdict(self.settings[name])
         return data
 
     @classmethod

@@ -11,7 +11,7 @@ or an Inspect task's parameters are its configuration).
 from __future__ import annotations
 
 import typing
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 
 
 def setting(default, help: str, *, label: str | None = None, flag: str | None = None,
@@ -105,10 +105,6 @@ def problems(settings, method: str) -> list[str]:
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def to_json(settings) -> dict:
-    return asdict(settings)
 
 
 def from_json(settings_type, data: dict | None):

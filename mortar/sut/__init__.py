@@ -22,7 +22,7 @@ __all__ = ["CAPABILITY_TEXT", "LOGPROBS", "WEIGHTS", "DEFAULT_MAX_NEW_TOKENS", "
 
 
 def sut_choices() -> list[str]:
-    from mortar.sut.local import PRESETS  # the SUT kinds import their clients (httpx, groq) on first use
+    from mortar.sut.local import PRESETS  # loaded when a SUT is named (the HTTP kinds bring httpx)
 
     return [*PRESETS, "openai[:MODEL]", "groq[:MODEL]", "PATH (a Hugging Face model folder)"]
 
@@ -34,7 +34,7 @@ def make_sut(spec: str = DEFAULT_SUT, settings: SutSettings | None = None, *, la
     ``lanes``: batch size of a local model, concurrent requests of an HTTP one. Further ``options`` go to
     the HTTP client (``timeout_s``, ``max_retries``, ``backoff_s``) or, with ``env``, replace os.environ.
     """
-    from mortar.sut import local, remote  # the SUT kinds import their clients (httpx, groq) on first use
+    from mortar.sut import local, remote  # loaded when a SUT is named (the HTTP kinds bring httpx)
 
     kind, _, model = spec.partition(":")
     if spec in local.PRESETS:
