@@ -22,7 +22,8 @@ from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.perturb import PerturbationSettings
 from mortar.settings import options
 from mortar.settings import problems as settings_problems
-from mortar.sut import DEFAULT_MAX_NEW_TOKENS, LOCAL_LANES
+from mortar.profiles import PROFILES, apply_profile, settings_lines
+from mortar.sut import DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT, LOCAL_LANES
 from mortar.vocab import ALL_METHODS, DIALTEST_METHOD, LEVELS, MORTAR_METHOD, RANDOM, RBT
 
 EXIT_USER_ERROR = 2
@@ -138,12 +139,17 @@ def config_from(args) -> RunConfig:
         raise UserError("--dataset is required (or --config FILE)")
     try:
         settings = {name: settings_from_args(args, m) for name, m in methods().items()}
-        return RunConfig(dataset=args.dataset, methods=args.method, sut=args.sut, run_seed=args.seed,
-                         settings=settings, oracle=args.oracle, threshold=args.threshold, kg_backend=args.kg_backend,
-                         limit=args.limit, targets=args.targets, budget=args.budget, order=args.order,
-                         max_new_tokens=args.max_new_tokens, lanes=args.lanes, orig_repeats=args.orig_repeats)
+        config = RunConfig(dataset=args.dataset, methods=args.method, sut=args.sut[0] if args.sut else DEFAULT_SUT,
+                           run_seed=args.seed, settings=settings, oracle=args.oracle, threshold=args.threshold,
+                           kg_backend=args.kg_backend, limit=args.limit, targets=args.targets, budget=args.budget,
+                           order=args.order, max_new_tokens=args.max_new_tokens, lanes=args.lanes,
+                           orig_repeats=args.orig_repeats, system_prompt=args.system_prompt)
     except ValueError as e:  # an unknown method name
         raise UserError(f"--method: {e}") from None
+    config, notes = apply_profile(config, args.profile)
+    for note in notes:
+        print(note, file=sys.stderr)
+    return config
 
 
 def cmd_run(args) -> None:
@@ -151,6 +157,8 @@ def cmd_run(args) -> None:
     from mortar.run import run
 
     budgets, baseline = gate_options(args)  # a malformed budget is bad input before any work
+    if args.sut and len(args.sut) > 1:
+        raise UserError("a run tests one SUT; for several side by side: mortar study --sut A --sut B …")
     config = validate(config_from(args))
     reporter = None
     if args.job:
@@ -200,6 +208,8 @@ def cmd_report(args) -> None:
     kg = config.get("kg", {})
     print(f"run {run_id}: SUT {config.get('sut', {}).get('model')}, oracle {config.get('oracle')} "
           f"(ε = {config.get('threshold')}), context check {kg.get('model')}")
+    for line in settings_lines(config.get("run_config")):
+        print(line)
     for method, made in config.get("made", {}).items():
         if made.get("operators") is not None:
             unavailable = f" ({', '.join(made['unavailable'])} unavailable)" if made.get("unavailable") else ""
@@ -572,6 +582,50 @@ def add_gate_options(p: argparse.ArgumentParser, baseline: str | None) -> None:
                             "not have); a run id or 'latest'")
 
 
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options of a run configuration beside the dataset and the SUT (shared by `run` and `study`)."""
+    p.add_argument("--profile", choices=PROFILES,
+                   help="a named set of settings: paper = the paper's cosine oracle at ε 0.6, order-blind context "
+                        "check, no story-support exemption, the LLM knowledge-graph pipeline when an endpoint is "
+                        "configured; options given beside it keep their values")
+    p.add_argument("--oracle", default=DEFAULT_ORACLE, choices=list(ORACLES),
+                     help="answer oracle: 'answer' (default: reads the answer's polarity, number or entity before "
+                          "comparing), or the paper's 'cosine' (MiniLM embeddings) and 'mss'")
+    p.add_argument("--threshold", type=float, default=None,
+                     help="pass threshold ε (default: 0.5 for answer, the paper's 0.6 for cosine and mss)")
+    p.add_argument("--limit", type=_positive, help="only the first N seeds")
+    p.add_argument("--lanes", type=int, metavar="N",
+                     help=f"conversations answered at once: a local model's batch size (default {LOCAL_LANES}), an HTTP SUT's "
+                          "requests in flight (default 4; 64 and more for a serving engine such as vLLM). Never "
+                          "changes an answer, so not the run id either")
+    p.add_argument("--system-prompt", metavar="TEXT",
+                   help="the SUT's system prompt, with {story} where the story goes (default: the paper's: answer "
+                        "concisely from the story, \"Unknown\" when it does not say); part of the SUT's fingerprint")
+    p.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS, metavar="N",
+                     help=f"longest answer in tokens (default {DEFAULT_MAX_NEW_TOKENS}); part of the SUT's "
+                          "fingerprint, so another value is another run")
+    p.add_argument("--orig-repeats", type=_positive, default=1, metavar="R",
+                     help="the noise floor: answer each seed dialogue (ORIG) R times (default 1). A detection on a "
+                          "question whose ORIG answers already disagree is marked unstable and reported apart; "
+                          "for SUTs that do not answer the same way every time (sampling, some APIs at temperature 0)")
+    p.add_argument("--method", default=MORTAR_METHOD,
+                     help=f"test method: one name, a comma list or '{ALL_METHODS}' (default {MORTAR_METHOD}); methods "
+                          "run on the same seeds and SUT and are compared in one report")
+    for name, method in methods().items():  # every method's settings, from their declarations
+        if name != MORTAR_METHOD:  # MORTAR's are shared with `generate` (add_perturbation_options)
+            add_settings_options(p.add_argument_group(f"{method.label} ({name}) settings"), method)
+    p.add_argument("--targets", choices=(RANDOM, *SENSITIVITIES), default="random",
+                     help="which words METAL's and DialTest's operators change: random (default), or the words the "
+                          "SUT's answer is most sensitive to, by gradient (gri) or by attention to its least "
+                          "confident answer tokens (wali); local SUTs only")
+    p.add_argument("--budget", type=_positive, metavar="N",
+                     help="execute only the first N test cases (ORIG always runs), in --order")
+    p.add_argument("--order", choices=(INITIAL, *ORDERS), default=INITIAL,
+                     help="with --budget: initial (default), gri / wali (the rounds and words the answers lean on, "
+                          "from the seed conversations), gini (the SUT's uncertainty), random; gri, wali and gini "
+                          "need a local model")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mortar", description="Multi-turn metamorphic testing of dialogue systems.",
                                      epilog=EXIT_CODES)
@@ -589,42 +643,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dataset", help="CoQA v1.0 JSON or JSONL dialogues (required unless --config is given)")
     run.add_argument("--config", help="the whole run configuration as JSON (as the dashboard writes it for a "
                                       "background run), instead of the options below")
-    run.add_argument("--sut", default="smollm2",
+    run.add_argument("--sut", action="append",
                      help="system under test: smollm2 (default, local), gemma3-270m, a model folder, "
                           "openai[:MODEL] or groq[:MODEL] (keys from the environment)")
-    run.add_argument("--oracle", default=DEFAULT_ORACLE, choices=list(ORACLES),
-                     help="answer oracle: 'answer' (default: reads the answer's polarity, number or entity before "
-                          "comparing), or the paper's 'cosine' (MiniLM embeddings) and 'mss'")
-    run.add_argument("--threshold", type=float, default=None,
-                     help="pass threshold ε (default: 0.5 for answer, the paper's 0.6 for cosine and mss)")
-    run.add_argument("--limit", type=_positive, help="only the first N seeds")
-    run.add_argument("--lanes", type=int, metavar="N",
-                     help=f"conversations answered at once: a local model's batch size (default {LOCAL_LANES}), an HTTP SUT's "
-                          "requests in flight (default 4; 64 and more for a serving engine such as vLLM). Never "
-                          "changes an answer, so not the run id either")
-    run.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS, metavar="N",
-                     help=f"longest answer in tokens (default {DEFAULT_MAX_NEW_TOKENS}); part of the SUT's "
-                          "fingerprint, so another value is another run")
-    run.add_argument("--orig-repeats", type=_positive, default=1, metavar="R",
-                     help="the noise floor: answer each seed dialogue (ORIG) R times (default 1). A detection on a "
-                          "question whose ORIG answers already disagree is marked unstable and reported apart; "
-                          "for SUTs that do not answer the same way every time (sampling, some APIs at temperature 0)")
-    run.add_argument("--method", default=MORTAR_METHOD,
-                     help=f"test method: one name, a comma list or '{ALL_METHODS}' (default {MORTAR_METHOD}); methods "
-                          "run on the same seeds and SUT and are compared in one report")
-    for name, method in methods().items():  # every method's settings, from their declarations
-        if name != MORTAR_METHOD:  # MORTAR's are shared with `generate` (add_perturbation_options)
-            add_settings_options(run.add_argument_group(f"{method.label} ({name}) settings"), method)
-    run.add_argument("--targets", choices=(RANDOM, *SENSITIVITIES), default="random",
-                     help="which words METAL's and DialTest's operators change: random (default), or the words the "
-                          "SUT's answer is most sensitive to, by gradient (gri) or by attention to its least "
-                          "confident answer tokens (wali); local SUTs only")
-    run.add_argument("--budget", type=_positive, metavar="N",
-                     help="execute only the first N test cases (ORIG always runs), in --order")
-    run.add_argument("--order", choices=(INITIAL, *ORDERS), default=INITIAL,
-                     help="with --budget: initial (default), gri / wali (the rounds and words the answers lean on, "
-                          "from the seed conversations), gini (the SUT's uncertainty), random; gri, wali and gini "
-                          "need a local model")
+    add_run_options(run)
     run.add_argument("--job", help=argparse.SUPPRESS)  # set by the dashboard for a background run
     add_gate_options(run, "--fail-on NEW")
     add_perturbation_options(run)

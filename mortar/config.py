@@ -18,7 +18,7 @@ from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.settings import from_json as settings_from_json
 from mortar.settings import problems as settings_problems
 from mortar import sut as suts
-from mortar.sut import CAPABILITY_TEXT, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT, WEIGHTS, SutError, SutSettings
+from mortar.sut import CAPABILITY_TEXT, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT, DEFAULT_SYSTEM_PROMPT, STORY, WEIGHTS, SutError, SutSettings
 from mortar.vocab import GINI, GRI, INITIAL, MORTAR_METHOD, ORDERS, RANDOM, SENSITIVITIES, WALI
 
 KG_BACKENDS = ("spacy", "llm")  # offline spaCy + coreferee (default), or the paper's LLM pipeline
@@ -55,6 +55,8 @@ class RunConfig:
     # The noise floor: ORIG is answered this many times; a detection on a seed question whose ORIG answers
     # disagree with each other is marked unstable and reported apart (1: ORIG once, as the paper)
     orig_repeats: int = 1
+    system_prompt: str | None = None  # the SUT's system prompt ("{story}" marks the story); None: the default one
+    profile: str | None = None  # a named set of settings it was made with (``mortar.profiles``), for the record
 
     def __post_init__(self):
         if isinstance(self.methods, str):  # "mortar,metal" or "all", as typed on the command line
@@ -124,6 +126,8 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
         found.append(f"max new tokens {config.max_new_tokens} is not a positive integer")
     if config.lanes is not None and not _positive_int(config.lanes):
         found.append(f"lanes {config.lanes} is not a positive integer")
+    if config.system_prompt is not None and STORY not in config.system_prompt:
+        found.append("the system prompt has no {story}: say where the story goes")
     if not _positive_int(config.orig_repeats):
         found.append(f"ORIG repeats {config.orig_repeats} is not a positive integer (1: ORIG answered once)")
     if config.oracle not in ORACLES:
@@ -156,7 +160,13 @@ def _positive_int(value) -> bool:
 
 def make_run_sut(config: RunConfig):
     """The SUT of a (valid) configuration with its settings; nothing heavy is loaded until it answers."""
-    return suts.make_sut(config.sut, SutSettings(max_new_tokens=config.max_new_tokens), lanes=config.lanes)
+    return suts.make_sut(config.sut, sut_settings(config), lanes=config.lanes)
+
+
+def sut_settings(config: RunConfig) -> SutSettings:
+    """The settings that change the SUT's answers (all in its fingerprint)."""
+    return SutSettings(system_prompt=config.system_prompt or DEFAULT_SYSTEM_PROMPT,
+                       max_new_tokens=config.max_new_tokens)
 
 
 def _service_problems(config: RunConfig) -> list[str]:

@@ -18,12 +18,13 @@ from mortar.vocab import L1, L2, L3, ORIG, RBT
 
 def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECVerdict | None]],
           answers: dict, oracle, threshold: float, selections: dict | None = None,
-          orig_samples: list[dict] | None = None) -> list[Check]:
+          orig_samples: list[dict] | None = None, settings: dict | None = None) -> list[Check]:
     """All checks of a run: RBT on the ORIG cases, and each method's relations on the test cases it made,
     with bug levels on every detection but RBT's.
 
     ``answers`` maps (test_case_id, position) to the executor's answer (``.text`` is None when errored);
-    ``orig_samples``: the repeated answers of the ORIG cases, same keys (the noise floor, :func:`unstable_rounds`).
+    ``orig_samples``: the repeated answers of the ORIG cases, same keys (the noise floor, :func:`unstable_rounds`);
+    ``settings``: method name → its settings in this run (``RunConfig.settings``; a method not given: its defaults).
     """
     oracle.prepare({a.text for a in answers.values() if a.text is not None}
                    | {r.answer for s in seeds for r in s.rounds if r.answer})
@@ -42,7 +43,8 @@ def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECV
             if method is not None:
                 by_method.setdefault(method, []).append(case)
         for method, mine in by_method.items():
-            judging = Judging(seed, mine, verdicts, answers, seed_oracle, threshold, refs, orig, selections or {})
+            judging = Judging(seed, mine, verdicts, answers, seed_oracle, threshold, refs, orig, selections or {},
+                              (settings or {}).get(method.name))
             for name in method.relations:
                 judged += RELATIONS[name].judge(judging)
         mine = rbt + with_levels(judged, {c.source_round for c in rbt if c.violated}, any(c.violated for c in rbt))

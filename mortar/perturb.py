@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from mortar.dataset import Seed, TestCase
 from mortar.settings import setting
@@ -32,6 +32,21 @@ class PerturbationSettings:
         DIALOGUE_PERTURBATIONS, "; ".join(f"{p}: {PERTURBATION_TEXT[p]}" for p in DIALOGUE_PERTURBATIONS)
         + f" (default: all of {' '.join(DIALOGUE_PERTURBATIONS)})", label="dialogue-level perturbation", flag="--perturbations",
         choices=DIALOGUE_PERTURBATIONS, nonempty=True)
+    # Where the tool departs from the paper on purpose; ``--profile paper`` turns both off.
+    follow_rule: bool = setting(True, "context check: an elliptical question (\"and then?\") must also directly "
+                                "follow the round it continues; --no-follow-rule: the paper's order-blind "
+                                "containment", label="follow rule", flag="--no-follow-rule", inverted_flag=True)
+    story_support: bool = setting(True, "MR2/MR4: no bug when the answers are right and the story alone gives them to "
+                                  "the question's own words; --no-story-support: the paper's relations as written",
+                                  label="story-support exemption", flag="--no-story-support", inverted_flag=True)
+
+    def key(self) -> dict:
+        """What enters a run id: every field, the two switches only when off (so the run ids of runs made before
+        they existed stay valid)."""
+        return {k: v for k, v in asdict(self).items() if k not in SWITCHES or v is not True}
+
+
+SWITCHES = ("follow_rule", "story_support")  # settings that judge the test cases rather than make them
 
 
 def n_reduced(n: int, ratio: float) -> int:

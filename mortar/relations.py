@@ -68,6 +68,7 @@ class Judging:
     references: dict[int, str] = field(default_factory=dict)  # source round → gold, else the RBT output
     orig_cases: list[TestCase] = field(default_factory=list)  # the seed as it is, for invariance against ORIG
     selections: dict = field(default_factory=dict)  # (test_case_id, position) → response-selection row
+    settings: object = None  # the settings of the method whose test cases these are (None: its defaults)
 
     def answer(self, case: TestCase, position: int) -> str | None:
         out = self.answers.get((case.test_case_id, position))

@@ -19,6 +19,7 @@ from mortar import reports
 from mortar.errors import InputError
 from mortar.glossary import glossary
 from mortar.methods import methods
+from mortar.profiles import settings_lines
 from mortar.vocab import LEVELS, ORIG, PERTURBATION_TEXT, RBT
 
 EXAMPLES = 5  # worked examples: the highest-level detection of each relation, at most this many
@@ -70,6 +71,7 @@ def html_report(con, run_id: str) -> str:
     meta = {"SUT": config.sut_model, "dataset": run["dataset"], "oracle": f"{config.oracle} (ε = {config.threshold})",
             "context check": config.kg_model, "created": f"{run['created_at']:%Y-%m-%d %H:%M}", "status": run["status"]}
     title = f"MORTAR report — run {run_id}"
+    against_paper = settings_lines(config.raw.get("run_config"))
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -79,6 +81,8 @@ def html_report(con, run_id: str) -> str:
         f"<script>{get_plotlyjs()}</script>", "</head><body>",
         f"<h1>{escape(title)}</h1>",
         '<p class="meta">' + " · ".join(f"{escape(k)}: {escape(str(v))}" for k, v in meta.items()) + "</p>",
+        *([f'<p class="meta" id="against-paper">{"<br>".join(escape(line) for line in against_paper)}</p>']
+          if against_paper else []),
         "<nav>" + "".join(f'<a href="#{key}">{escape(name)}</a>' for key, name, _ in sections) + "</nav>",
         *(f'<section id="{key}"><h2>{escape(name)}</h2>\n{body}</section>' for key, name, body in sections),
         "</body></html>",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -105,7 +105,8 @@ def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None
         orig = original_case(seed)
         cases.append(orig)
         # ORIG rounds are equivalent by definition; which checks would pass is kept to show beside the others
-        verdicts[orig.test_case_id] = check_case(graphs[seed.id], orig, {r.turn_id: r.question for r in seed.rounds})
+        verdicts[orig.test_case_id] = check_case(graphs[seed.id], orig, {r.turn_id: r.question for r in seed.rounds},
+                                                 config.settings_of(MORTAR_METHOD).follow_rule)
         cases += [c for m in made for c in m.cases if c.seed_id == seed.id]
     verdicts.update({k: v for m in made for k, v in m.verdicts.items()})
     return seeds, cases, verdicts, failed, made
@@ -118,7 +119,7 @@ def generate(dataset: Dataset, run_seed: int, settings: PerturbationSettings, db
     extractor = extractor or make_extractor(config.kg_backend)
     _, cases, verdicts, failed, made = make_test_cases(dataset, config, db, extractor, progress)
     notes = tuple(n for m in made for n in m.notes)
-    key = {"perturbations": asdict(settings), "kg": {"backend": extractor.backend, "model": extractor.model}}
+    key = {"perturbations": settings.key(), "kg": {"backend": extractor.backend, "model": extractor.model}}
     run_id = run_id_for("generate", dataset, run_seed, key)
     _store_run(db, run_id, "generate", dataset, run_seed, {**key, "failed_seeds": failed}, cases, verdicts, "done")
     return Generated(run_id, cases, verdicts, failed, extractor.model, notes)
@@ -249,7 +250,8 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
         # 3. reference-based testing and every method's relations
         if progress:
             progress(0, 1, {"stage": "judging"})
-        checks = judge(seeds, cases, verdicts, answers, oracle, threshold, selections, orig_samples)
+        checks = judge(seeds, cases, verdicts, answers, oracle, threshold, selections, orig_samples,
+                       config.settings)
     except BaseException:
         with store.connect(db) as con:
             store.write_run_status(con, run_id, "interrupted")

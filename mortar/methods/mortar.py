@@ -9,7 +9,7 @@ and four metamorphic relations on the answers.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict, replace
+from dataclasses import replace
 from itertools import combinations, product
 
 from mortar.context import check_case
@@ -29,7 +29,7 @@ def make_cases(making: Making) -> Made:
         for case in perturbed_cases(seed, making.run_seed, settings):  # the dialogue-level transformation
             cases.append(case)
             # the constraint is no filter here: the EC verdict decides which relation judges each round
-            verdicts[case.test_case_id] = check_case(making.graphs[seed.id], case, questions)
+            verdicts[case.test_case_id] = check_case(making.graphs[seed.id], case, questions, settings.follow_rule)
     return Made(cases, verdicts)
 
 
@@ -48,6 +48,8 @@ def _versions(j: Judging):
 def _story_gives(j: Judging, source: int, *answers: str) -> bool:
     """Every answer is right, and the story alone gives the reference to the question's own words: answering it
     without the lost context is reading the story, no bug (``mortar.story_support``)."""
+    if j.settings is not None and not j.settings.story_support:  # the paper's relations as written
+        return False
     question, reference = j.question(source), j.references[source]
     return (all(j.oracle.similarity(question, reference, a) >= j.threshold for a in answers)
             and story_answers(question, reference, j.seed.story))
@@ -153,7 +155,7 @@ def tables(checks, cases, verdicts) -> list[Table]:
 def run_key(settings: PerturbationSettings, chosen: bool) -> dict:
     """The perturbation settings are in every run key (with no perturbations when MORTAR does not run), as they
     were before methods were registered: the run ids of earlier runs stay valid."""
-    return {"perturbations": asdict(settings if chosen else replace(settings, perturbations=()))}
+    return {"perturbations": (settings if chosen else replace(settings, perturbations=())).key()}
 
 
 MORTAR = register_method(TestMethod(
