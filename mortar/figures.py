@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from mortar.reports import method_labels
-from mortar.vocab import L1, L2, L3, LEVELS, MT
+from mortar.vocab import CRITICAL_SIMILARITY, L1, L2, L3, LEVELS, MT
 
 LEVEL_COLOURS = {L1: "#8c8479", L2: "#e4a33b", L3: "#b5452b"}
 PALETTE = ("#8c8479", "#b5452b", "#4c78a8", "#54a24b", "#a36b8f", "#e4a33b", "#72b7b2")  # RBT first, then methods
@@ -79,7 +79,24 @@ def table_figures(report: dict) -> list[tuple[str, go.Figure]]:
             title="DialTest: share of violated checks per operator")))
     if "guidance" in by_key:
         figures.append(("guidance", _guidance(by_key["guidance"])))
+    if not by_key.get("similarity", pd.DataFrame()).empty:
+        figures.append(("similarity", similarity(by_key["similarity"])))
     return figures
+
+
+def similarity(spread: pd.DataFrame) -> go.Figure:
+    """How each relation's similarities spread (``metrics.similarity_distribution``: boxes from the quartiles), with
+    its critical bugs written above the box."""
+    fig = go.Figure(go.Box(x=spread["relation"], q1=spread["q1"], median=spread["median"], q3=spread["q3"],
+                           lowerfence=spread["min"], upperfence=spread["max"], mean=spread["mean"],
+                           marker_color="#4c78a8", name="similarity", showlegend=False))
+    fig.add_trace(go.Scatter(x=spread["relation"], y=[1.08] * len(spread), mode="text", showlegend=False,
+                             text=[f"{n} critical" for n in spread["critical_bugs"]], hoverinfo="skip"))
+    fig.add_hline(y=CRITICAL_SIMILARITY, line_dash="dot", line_color="#b5452b",
+                  annotation_text=f"critical below {CRITICAL_SIMILARITY}", annotation_position="bottom right")
+    fig.update_layout(height=380, title="Similarity of the answers per relation, and critical bugs",
+                      yaxis=dict(range=[-0.03, 1.15], title="similarity"))
+    return fig
 
 
 def _guidance(guidance: pd.DataFrame) -> go.Figure:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from mortar.calibrate import agreement, best_threshold
-from mortar.vocab import LEVELS, MR1, MR2, ORIG, SEL, is_true_positive
+from mortar.vocab import CRITICAL_SIMILARITY, LEVELS, MR1, MR2, MR3, MR4, ORIG, RBT, SEL, is_true_positive
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
@@ -125,21 +125,81 @@ def overlap(checks, methods_run) -> dict[str, int]:
     return parts
 
 
-def table_vi(cases, verdicts) -> list[dict]:
-    """Per perturbation: test cases, questions, unanswerable (EC-false) questions, MR applicability."""
-    rows = {}
+def table_vi(cases, verdicts, checks, unknown) -> list[dict]:
+    """The paper's Table VI, per perturbation: test cases, questions asked, unanswerable questions (gold "unknown"),
+    the MR1 and MR2 checks made, and the MR3 and MR4 groups (one per seed question, counted for every perturbation
+    among its versions), with a Sum row whose MR3/MR4 count each group once.
+
+    ``unknown``: the (seed_id, turn_id) of the rounds whose gold answer is "unknown"."""
+    columns = ("test_cases", "questions", "unanswerable_questions", f"{MR1}_checks", f"{MR2}_checks",
+               f"{MR3}_groups", f"{MR4}_groups")
+    rows: dict[str, dict] = {}
+
+    def row(perturbation: str) -> dict:
+        return rows.setdefault(perturbation, {"perturbation": perturbation, **dict.fromkeys(columns, 0)})
+
     for case in cases:
-        if case.perturbation == ORIG:
+        if case.perturbation == ORIG or case.test_case_id not in verdicts:
             continue
-        row = rows.setdefault(case.perturbation, {"perturbation": case.perturbation, "test_cases": 0, "questions": 0,
-                                                  "ec_false": 0, f"{MR1}_applicable": 0, f"{MR2}_applicable": 0})
-        vs = verdicts[case.test_case_id]
-        row["test_cases"] += 1
-        row["questions"] += len(vs)
-        row["ec_false"] += sum(not v.equivalent for v in vs)
-        row[f"{MR1}_applicable"] += sum(v.equivalent for v in vs)
-        row[f"{MR2}_applicable"] += sum(not v.equivalent for v in vs)
-    return [rows[p] for p in sorted(rows)]
+        r = row(case.perturbation)
+        r["test_cases"] += 1
+        r["questions"] += len(case.source_rounds)
+        r["unanswerable_questions"] += sum((case.seed_id, t) in unknown for t in case.source_rounds)
+    groups = {MR3: set(), MR4: set()}
+    for c in checks:
+        column = {MR1: f"{MR1}_checks", MR2: f"{MR2}_checks", MR3: f"{MR3}_groups", MR4: f"{MR4}_groups"}.get(c.relation)
+        if column is None:
+            continue
+        for p in c.perturbations:
+            if p in rows:
+                rows[p][column] += 1
+        if c.relation in groups:
+            groups[c.relation].add(c.check_id)
+    ordered = [rows[p] for p in sorted(rows)]
+    if not ordered:
+        return []
+    total = {"perturbation": "Sum", **{k: sum(r[k] for r in ordered) for k in columns}}
+    total[f"{MR3}_groups"], total[f"{MR4}_groups"] = len(groups[MR3]), len(groups[MR4])
+    return [*ordered, total]
+
+
+def similarity_per_version(checks, seed_relation: str = RBT, relation: str = MR1) -> list[dict]:
+    """The journal version's Table 6: per version of the dialogue (ORIG judged by RBT, each perturbation by MR1)
+    the mean similarity of the answers to the reference, the mean similarity of the buggy ones, and the bug rate."""
+    by_version: dict[str, list] = {}
+    for c in checks:
+        if c.relation == seed_relation or c.relation == relation:
+            for version in c.perturbations:
+                by_version.setdefault(version, []).append(c)
+    rows = []
+    for version in sorted(by_version, key=lambda v: (v != ORIG, v)):
+        mine = by_version[version]
+        bugs = [c.similarity for c in mine if c.violated]
+        rows.append({"version": version, "relation": seed_relation if version == ORIG else relation,
+                     "checks": len(mine), "mean_similarity": float(np.mean([c.similarity for c in mine])),
+                     "mean_similarity_of_bugs": float(np.mean(bugs)) if bugs else float("nan"),
+                     "bugs": len(bugs), "Rate+": len(bugs) / len(mine)})
+    return rows
+
+
+def similarity_distribution(checks, relations) -> list[dict]:
+    """Per relation: how its checks' similarities spread (quartiles) and its critical bugs — detections whose
+    answers are almost unrelated (similarity below ``CRITICAL_SIMILARITY``; the journal version's Fig. 7)."""
+    rows = []
+    for rel in relations:
+        sims = np.array([c.similarity for c in checks if c.relation == rel and c.similarity == c.similarity])
+        if not len(sims):
+            continue
+        q = np.quantile(sims, [0.0, 0.25, 0.5, 0.75, 1.0])
+        rows.append({"relation": rel, "checks": len(sims), "min": q[0], "q1": q[1], "median": q[2], "q3": q[3],
+                     "max": q[4], "mean": float(sims.mean()), "critical_bugs": critical_bugs(
+                         [c for c in checks if c.relation == rel])})
+    return rows
+
+
+def critical_bugs(checks) -> int:
+    """Detections whose similarity is below ``CRITICAL_SIMILARITY`` (the journal version's critical bugs)."""
+    return sum(c.violated and c.similarity < CRITICAL_SIMILARITY for c in checks)
 
 
 def bugs_per_perturbation(checks, relations) -> list[dict]:

@@ -13,9 +13,9 @@ from mortar import store
 from mortar.guide.prioritise import evaluation
 from mortar.methods import Table, method_kinds, method_label_of, methods
 from mortar.metrics import (is_missing, calibration_set, coefficient_of_variation, cohen_kappa, guidance_summary, level_counts,
-                            method_summary, oracle_vs_humans, overlap, selection_summary, uniqueness,
+                            method_summary, oracle_vs_humans, overlap, selection_summary, similarity_distribution, uniqueness,
                             unstable_summary)
-from mortar.vocab import ALL, ORIG, RBT, is_true_positive
+from mortar.vocab import ALL, CRITICAL_SIMILARITY, ORIG, RBT, is_true_positive
 
 
 def methods_in(cases) -> list:
@@ -121,24 +121,30 @@ def run_calibration_set(con, run_id: str) -> list[dict]:
 
 
 def report(checks, cases, verdicts, selections: dict | None = None, mutants: list[dict] | None = None,
-           final_labels=None, label_scores=None) -> dict:
+           final_labels=None, label_scores=None, unknown: set | None = None) -> dict:
     """Everything ``mortar report`` and the dashboard show for a run: the headline metrics, each method's
     own tables, response selection and guided generation when they ran, with two or more methods the
     unique bugs and the overlap of seed questions, and with labels (``store.final_labels`` and
-    ``store.read_labels`` of the run) the precision of the labelled detections (:func:`precision`)."""
+    ``store.read_labels`` of the run) the precision of the labelled detections (:func:`precision`).
+    ``unknown``: (seed_id, turn_id) of the rounds whose gold answer is "unknown" (Table VI)."""
     ran = methods_in(cases)
     labelled_checks = checks
     unstable = [c for c in checks if c.violated and c.unstable]
     if unstable:  # the noise floor: reported apart, counted in no headline figure
         checks = [replace(c, violated=False, bug_level=None) if c.unstable else c for c in checks]
     result = {"metrics": run_metrics(checks, cases),
-              "tables": [t for m in ran if m.tables for t in m.tables(checks, cases, verdicts)]}
+              "tables": [t for m in ran if m.tables for t in m.tables(checks, cases, verdicts, unknown or set())]}
 
     def add(key: str, title: str, caption: str, rows: list[dict]) -> None:
         """A figure of the report that is also one of its tables."""
         result[key] = rows
         result["tables"].append(Table(key, title, caption, rows))
 
+    relations = [RBT, *(r for m in ran for r in m.relations)]
+    add("similarity", "Similarity of the answers per relation, and critical bugs",
+        f"Quartiles of the similarity every check measured (to the reference, or between two answers). Critical "
+        f"bugs: detections below {CRITICAL_SIMILARITY}, answers almost unrelated to what was expected (the journal "
+        f"version's Fig. 7).", similarity_distribution(checks, relations))
     if selections:
         add("selection", "Response selection: hits@1 and MRR of the gold answer per version",
             "The SUT ranks the gold answer among distractors by its own likelihood (no judge, no threshold). "
@@ -199,7 +205,8 @@ def run_report(con, run_id: str) -> dict:
     """The report of a stored run, read from the store (``con``)."""
     cases, verdicts = store.read_cases_and_verdicts(con, run_id)
     return report(store.read_checks(con, run_id), cases, verdicts, store.read_selections(con, run_id),
-                  store.read_mutants(con, run_id), store.final_labels(con, run_id), store.read_labels(con, run_id))
+                  store.read_mutants(con, run_id), store.final_labels(con, run_id), store.read_labels(con, run_id),
+                  store.unknown_rounds(con, run_id))
 
 
 def prioritisation(con, run_id: str) -> dict:

@@ -256,7 +256,8 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
         with store.connect(db) as con:
             store.write_run_status(con, run_id, "interrupted")
         raise
-    figures = report(checks, cases, verdicts, selections, mutants)
+    unknown = {(s.id, r.turn_id) for s in seeds for r in s.rounds if r.is_unknown}
+    figures = report(checks, cases, verdicts, selections, mutants, unknown=unknown)
     with store.connect(db) as con:
         con.begin()
         store.write_outputs(con, run_id, _round_rows(cases, answers, checks))

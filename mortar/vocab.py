@@ -82,6 +82,7 @@ ALL_METHODS = "all"  # `--method all`: every registered method
 # -- bug levels, relative to RBT -------------------------------------------------------------------
 L1, L2, L3 = "L1", "L2", "L3"
 LEVELS = (L1, L2, L3)
+CRITICAL_SIMILARITY = 0.05  # a detection below this similarity is a critical bug (journal version, Fig. 7)
 NO_LEVEL = "none"  # how filters name detections without a level (RBT's)
 ALL = "all"  # a comparison's row over every relation or every level
 

@@ -352,13 +352,13 @@ def test_metrics_page_shows_the_papers_tables_and_figures(db, run_id):
     headline = at.dataframe[0].value.set_index("method")
     assert headline.loc["MT", "BPTC"] == pytest.approx(report["metrics"]["MT"]["BPTC"])
     tables = [d.value for d in at.dataframe[1:5]]
-    table_vi = next(t for t in tables if "MR1_applicable" in t)
+    table_vi = next(t for t in tables if "MR1_checks" in t)
     table_viii = next(t for t in tables if "Rate+" in t)
-    assert set(table_vi["perturbation"]) == {"DRS", "DRR", "DRD", "DSR", "DSD"}
+    assert set(table_vi["perturbation"]) == {"DRS", "DRR", "DRD", "DSR", "DSD", "Sum"}
     assert list(table_viii["relation"]) == ["MR1", "MR2", "MR3", "MR4"]
-    assert len(at.get("plotly_chart")) == 6
+    assert len(at.get("plotly_chart")) == 7  # … and the similarity per relation, with its critical bugs
     labels_ = [b.proto.label for b in at.get("download_button")]
-    assert labels_.count("HTML") == 6 and labels_.count("CSV") >= 5
+    assert labels_.count("HTML") == 7 and labels_.count("CSV") >= 5
 
 
 def test_metrics_page_compares_mortar_with_metal(tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ import pytest
 
 from mortar.verdict import ECVerdict
 from mortar.dataset import Round, Seed, TestCase
-from mortar.metrics import bugs_per_perturbation, bugs_per_relation, cohen_kappa, coefficient_of_variation, levels_per_relation, method_summary, overlap, ppd, table_vi, unique_bugs, uniqueness
+from mortar.metrics import bugs_per_perturbation, bugs_per_relation, cohen_kappa, coefficient_of_variation, levels_per_relation, method_summary, overlap, ppd, table_vi, unique_bugs, uniqueness, similarity_per_version, similarity_distribution, critical_bugs
 from mortar.reports import run_metrics
 from mortar.oracle import Oracle, exact_match, f1_score, mss
 from mortar.execute import Answer as Output
@@ -151,9 +151,28 @@ def test_metrics_on_a_hand_made_run():
     assert m["MT"]["detections"] == 4 + 2  # MR1/MR2 on rounds 1, 2 of both cases, MR3 and MR4 on their groups
     assert (m["MT"]["L1"], m["MT"]["L2"], m["MT"]["L3"]) == (2, 2, 0)
     assert m["MT"]["CV"] == pytest.approx(coefficient_of_variation([2, 2, 0]))
-    vi = {r["perturbation"]: r for r in table_vi(cases, verdicts)}
-    assert vi["DRS"] == {"perturbation": "DRS", "test_cases": 1, "questions": 3, "ec_false": 2,
-                         "MR1_applicable": 1, "MR2_applicable": 2}
+    # Table VI by hand: DRS asks rounds 2, 1, 3 (EC false, true, false; round 3's gold is "unknown", so no MR
+    # check), DRR asks 1, 2 (both EC true). Round 1 has two EC-true versions (DRS, DRR): one MR3 group; round 2 has
+    # an EC-true (DRR) and an EC-false (DRS) version: one MR4 group. Each group counts for both perturbations and
+    # once in the Sum row.
+    vi = {r["perturbation"]: r for r in table_vi(cases, verdicts, checks, {("s", 3)})}
+    assert vi["DRS"] == {"perturbation": "DRS", "test_cases": 1, "questions": 3, "unanswerable_questions": 1,
+                         "MR1_checks": 1, "MR2_checks": 1, "MR3_groups": 1, "MR4_groups": 1}
+    assert vi["DRR"] == {"perturbation": "DRR", "test_cases": 1, "questions": 2, "unanswerable_questions": 0,
+                         "MR1_checks": 2, "MR2_checks": 0, "MR3_groups": 1, "MR4_groups": 1}
+    assert vi["Sum"] == {"perturbation": "Sum", "test_cases": 2, "questions": 5, "unanswerable_questions": 1,
+                         "MR1_checks": 3, "MR2_checks": 1, "MR3_groups": 1, "MR4_groups": 1}
+    assert list(vi) == ["DRR", "DRS", "Sum"]
+    per_version = {r["version"]: r for r in similarity_per_version(checks)}
+    # RBT on ORIG: Ann ✓, blue ✗ (similarity 0), u vs unknown ✗; MR1: DRS round 1 (Bob ✗), DRR rounds 1, 2 (✓ ✓)
+    assert per_version["ORIG"]["checks"] == 3 and per_version["ORIG"]["bugs"] == 2
+    assert per_version["DRS"] == {"version": "DRS", "relation": "MR1", "checks": 1, "mean_similarity": 0.0,
+                                  "mean_similarity_of_bugs": 0.0, "bugs": 1, "Rate+": 1.0}
+    assert per_version["DRR"]["mean_similarity"] == 1.0 and math.isnan(per_version["DRR"]["mean_similarity_of_bugs"])
+    spread = {r["relation"]: r for r in similarity_distribution(checks, ["RBT", *MORTAR_RELATIONS])}
+    assert spread["MR1"]["checks"] == 3 and spread["MR1"]["median"] == 1.0 and spread["MR1"]["critical_bugs"] == 1
+    # RBT's two bugs, MR1's Bob and MR3's Bob vs Ann are at similarity 0; MR2's and MR4's bugs are answers that agree
+    assert spread["RBT"]["critical_bugs"] == 2 and critical_bugs(checks) == 4 and spread["MR2"]["critical_bugs"] == 0
     vii = {r["perturbation"]: r["bugs"] for r in bugs_per_perturbation(checks, MORTAR_RELATIONS)}
     assert vii == {"DRS": 4, "DRR": 2}  # group bugs count for each perturbation in their group
     viii = {r["relation"]: r for r in bugs_per_relation(checks, MORTAR_RELATIONS)}

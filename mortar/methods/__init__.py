@@ -104,7 +104,8 @@ class TestMethod:
     relations: tuple[str, ...]  # names of the registered relations that judge its test cases
     text: str  # one line for the glossary and the report
     make_cases: Callable[[Making], Made]
-    tables: Callable[[list, list, dict], list[Table]] | None = None  # (checks, cases, verdicts) → its own tables
+    # (checks, cases, verdicts, unknown) → its own tables; unknown: (seed_id, turn_id) of the gold-"unknown" rounds
+    tables: Callable[[list, list, dict, set], list[Table]] | None = None
     settings: type = NoSettings  # its settings dataclass (``mortar.settings.setting`` fields)
     config_key: str = ""  # where the stored run configuration keeps its settings (default: its name)
     # How its settings enter the run id: (settings, whether the run uses the method) → entries of the run key.

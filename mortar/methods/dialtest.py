@@ -232,7 +232,7 @@ register_relation(Relation(
     "SUT's answer to the seed question.", same_as_orig(DT_INV, DIALTEST_OPERATORS)))
 
 
-def tables(checks, cases, verdicts) -> list[Table]:
+def tables(checks, cases, verdicts, unknown) -> list[Table]:
 
     return [Table("dialtest_operators", "DialTest: violations per relation and operator",
                   "; ".join(f"{k}: {v}" for k, v in OPERATOR_TEXT.items()),

@@ -133,14 +133,16 @@ register_relation(Relation(
     "detection per question.", mr4))
 
 
-def tables(checks, cases, verdicts) -> list[Table]:
-    """The paper's Tables VI–IX."""
+def tables(checks, cases, verdicts, unknown) -> list[Table]:
+    """The paper's Tables VI–IX, and the journal version's similarity per version of the dialogue."""
 
     mine = [c for c in cases if c.perturbation in DIALOGUE_PERTURBATIONS]
     return [
-        Table("table_vi", "Table VI: test cases, questions, unanswerable (EC-false) questions, MR applicability",
-              "Questions whose context is not equivalent (EC false) fall under MR2, the others under MR1.",
-              metrics.table_vi(mine, verdicts)),
+        Table("table_vi", "Table VI: test cases, questions, unanswerable questions and MR checks per perturbation",
+              "Unanswerable: the gold answer is \"unknown\" (left out of the MR checks). MR1/MR2: checks of questions "
+              "whose context stayed (EC true) or was lost (EC false). MR3/MR4: groups of one seed question's versions, "
+              "counted for every perturbation among them; the Sum row counts each group once.",
+              metrics.table_vi(mine, verdicts, checks, unknown)),
         Table("table_vii", "Table VII: bugs per perturbation",
               "An MR3/MR4 group bug counts for every perturbation in its group.",
               metrics.bugs_per_perturbation(checks, MORTAR_RELATIONS)),
@@ -149,6 +151,10 @@ def tables(checks, cases, verdicts) -> list[Table]:
         Table("table_ix", "Table IX: bug levels per metamorphic relation",
               "L1: also wrong in RBT; L2: right in RBT, in a seed with an RBT bug; L3: in a seed RBT found clean.",
               metrics.levels_per_relation(checks, MORTAR_RELATIONS)),
+        Table("similarity_per_version", "Similarity and MR1 bugs per version of the dialogue (journal Table 6)",
+              "Mean similarity of the answers to the reference, mean similarity of the buggy answers, and the share "
+              "of checks with a bug; ORIG is judged by RBT, the perturbations by MR1.",
+              metrics.similarity_per_version(checks)),
     ]
 
 

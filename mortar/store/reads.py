@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from mortar.dataset import TestCase
+from mortar.dataset import UNKNOWN, TestCase
 from mortar.errors import InputError
 from mortar.relations import Check
 from mortar.store.records import StoredConfig
@@ -154,6 +154,14 @@ def read_cases_and_verdicts(con, run_id: str):
     cases = [TestCase(seed_id, pert, rep, tuple(sources[t]), target_round=target, story=grounding, guide=guide)
              for t, (seed_id, pert, rep, target, grounding, guide) in meta.items()]
     return cases, verdicts
+
+
+def unknown_rounds(con, run_id: str) -> set[tuple[str, int]]:
+    """(seed_id, turn_id) of the run's seed rounds whose gold answer is "unknown" (unanswerable questions)."""
+    rows = con.execute("""
+        SELECT s.seed_id, s.turn_id FROM runs r JOIN seed_rounds s USING (dataset_id)
+        WHERE r.run_id = ? AND lower(trim(s.answer)) = ?""", [run_id, UNKNOWN]).fetchall()
+    return {(seed_id, int(turn)) for seed_id, turn in rows}
 
 
 def test_case_rounds(con, run_id: str) -> pd.DataFrame:
