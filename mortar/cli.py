@@ -8,6 +8,7 @@ import signal
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from mortar.chat import ChatError as ServiceError
@@ -193,6 +194,111 @@ def cmd_run(args) -> None:
         check_budgets(args.db, result.run_id, budgets, baseline)
 
 
+def study_from(args):
+    """The study of the command line: a study file, or the run options with repeated --sut."""
+    from mortar.study import from_suts, load_study_file
+
+    if args.study_file:
+        if args.dataset or args.sut:
+            raise UserError("give either a study file or --dataset with --sut options, not both")
+        study, notes = load_study_file(args.study_file)
+        if args.name:
+            study = replace(study, name=args.name)
+    else:
+        if not args.sut:
+            raise UserError("name the systems: a study file, or --sut A --sut B …")
+        notes = []
+        study = from_suts(config_from(args), args.sut, args.name)
+    for note in notes:
+        print(note, file=sys.stderr)
+    return study
+
+
+def cmd_study(args) -> None:
+    from mortar import store
+    from mortar.config import ConfigError
+    from mortar.study import run_study, study_problems
+
+    study = study_from(args)
+    found = study_problems(study)
+    if found:
+        raise ConfigError(found)
+    reporter = None
+    if args.job:
+        from mortar.jobs import JobReporter
+
+        reporter = JobReporter(args.job, args.db)
+    try:
+        with ProgressBar(also=reporter) as bar:
+            result = run_study(study, db=args.db, extractor=extractor_for(study.suite.kg_backend), progress=bar)
+    except BaseException as e:
+        if reporter:
+            reporter.write(status="cancelled" if isinstance(e, KeyboardInterrupt) else "failed", message=str(e)[:500])
+        raise
+    if reporter:
+        reporter.write(status="done", stage="done", run_id=result.study_id)
+    for note in result.notes:
+        print(note, file=sys.stderr)
+    asked = [name for name, r in result.results.items() if r is not None]
+    print(f"study {result.study_id} done: {len(result.runs)} systems, {len(asked)} run now"
+          + (f" ({', '.join(asked)})" if asked else " (every system's run was already done)"))
+    with store.connect(args.db, read_only=True) as con:
+        print_study(con, result.study_id)
+    print(f"  details: mortar report {result.study_id}")
+
+
+def print_study(con, study_id: str) -> None:
+    """A study's tables, one row per system, as ``mortar report STUDY`` prints them."""
+    import pandas as pd
+
+    from mortar.study_report import study_report, wide
+
+    r = study_report(con, study_id)
+    fmt = {"float_format": lambda x: f"{x:.3f}"}
+    print("\nSystems")
+    print(pd.DataFrame(r["systems"]).to_string(index=False))
+    for line in settings_lines(r["config"]):
+        print(line)
+    if not r["headline"]:
+        print("\nno system's run is done yet")
+        return
+    headline = pd.DataFrame(r["headline"])
+    headline["NBugs"] = [f"{v:.0f} [{lo:.0f}, {hi:.0f}]" for v, lo, hi in
+                         zip(headline["NBugs"], headline["NBugs low"], headline["NBugs high"])]
+    headline["Rate+"] = [_with_ci(v, lo, hi) for v, lo, hi in
+                         zip(headline["Rate+"], headline["Rate+ low"], headline["Rate+ high"])]
+    print("\nNBugs and Rate+ per system and method, with 95% bootstrap intervals over the seeds")
+    print(headline[["system", "method", "test_cases", "checks", "NBugs", "Rate+", "critical_bugs"]]
+          .to_string(index=False))
+    robust = pd.DataFrame(r["robustness"])
+    print("\nRobustness drop: RBT accuracy (seed dialogues) minus the share of metamorphic checks passed")
+    print(pd.DataFrame({"system": robust["system"], **{name: [_with_ci(v, lo, hi) for v, lo, hi in zip(
+        robust[name], robust[f"{name} low"], robust[f"{name} high"])] for name in (
+        "RBT accuracy", "MR checks passed", "robustness drop")}}).to_string(index=False))
+    if any(len(row) > 1 for row in r["table_iv"]):
+        print("\nTable IV: bug levels per system and method (L1 also wrong in RBT, L2 in a seed with an RBT bug, "
+              "L3 in a seed RBT found clean)")
+        print(pd.DataFrame(r["table_iv"]).to_string(index=False, **fmt))
+    if r["table_vi"]:
+        print("\nTable VI: test cases, questions, unanswerable questions and MR checks per system and perturbation")
+        print(pd.DataFrame(r["table_vi"]).to_string(index=False))
+    if r["table_vii"]:
+        print("\nTable VII: bugs per perturbation (share of the system's bugs)")
+        print(wide(r["table_vii"], "perturbation").to_string(index=False))
+    if r["table_viii"]:
+        print("\nTable VIII: bugs per metamorphic relation (share of the system's MORTAR bugs)")
+        print(wide(r["table_viii"], "relation").to_string(index=False))
+    if r["precision"]:
+        print("\nPrecision of the labelled detections (PPD) per system")
+        print(pd.DataFrame(r["precision"]).to_string(index=False, na_rep="", **fmt))
+
+
+def _with_ci(value: float, low: float, high: float) -> str:
+    if value != value:
+        return ""
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]" if low == low else f"{value:.3f}"
+
+
 def cmd_report(args) -> None:
     import pandas as pd
 
@@ -200,6 +306,10 @@ def cmd_report(args) -> None:
     from mortar.reports import run_report
 
     with store.connect(args.db, read_only=True) as con:
+        if store.is_study_id(args.run_id):
+            study_id = store.resolve_study_id(con, args.run_id)
+            print(f"study {study_id}")
+            return print_study(con, study_id)
         run_id = store.resolve_run_id(con, args.run_id)
         config = store.run_config(con, run_id)
         r = run_report(con, run_id)
@@ -248,6 +358,8 @@ def cmd_export(args) -> None:
     from mortar import store
     from mortar.reports import metrics_frame
 
+    if store.is_study_id(args.run_id):
+        return export_study(args)
     if args.format == "junit":
         return export_junit(args)
     if args.format == "html":
@@ -269,6 +381,33 @@ def cmd_export(args) -> None:
             frame = metrics_frame(con, run_id)
     write_frame(frame, args.out, args.format or "jsonl")
     print(f"{len(frame)} {args.what} rows of run {run_id} → {args.out}")
+
+
+def export_study(args) -> None:
+    from mortar import store
+    from mortar.report_html import study_html
+    from mortar.study_report import study_frame
+
+    if args.format == "html":
+        if args.what is not None:
+            raise UserError("--format html writes the whole report of the study; leave out --what")
+        with store.connect(args.db, read_only=True) as con:
+            study_id = store.resolve_study_id(con, args.run_id)
+            page = study_html(con, study_id)
+        try:
+            Path(args.out).write_text(page, encoding="utf-8")
+        except OSError as e:
+            raise UserError(f"{args.out}: cannot write: {e.strerror}") from None
+        print(f"report of study {study_id} → {args.out} (one HTML file that opens offline)")
+        return
+    if args.what not in (None, "metrics") or args.format == "junit":
+        raise UserError("a study exports its metrics (one row per system × relation × perturbation, --what metrics) "
+                        "or its HTML report (--format html); export a system's run for the rest")
+    with store.connect(args.db, read_only=True) as con:
+        study_id = store.resolve_study_id(con, args.run_id)
+        frame = study_frame(con, study_id)
+    write_frame(frame, args.out, args.format or "jsonl")
+    print(f"{len(frame)} metrics rows (system × relation × perturbation) of study {study_id} → {args.out}")
 
 
 def export_transformed(args) -> None:
@@ -652,6 +791,21 @@ def build_parser() -> argparse.ArgumentParser:
     add_perturbation_options(run)
     run.set_defaults(func=cmd_run)
 
+    stu = sub.add_parser("study", help="test several dialogue systems on one test suite and read them side by side "
+                                       "(the paper's DS1–DS6): a study file, or the run options with --sut repeated",
+                         epilog=EXIT_CODES)
+    stu.add_argument("study_file", nargs="?", help="a study file (YAML or JSON): the run settings and a list of "
+                                                  "systems, each with a name, a sut and optionally system_prompt, "
+                                                  "max_new_tokens, base_url, api_key_env (the NAME of its key's "
+                                                  "variable), lanes")
+    stu.add_argument("--dataset", help="CoQA v1.0 JSON or JSONL dialogues (without a study file)")
+    stu.add_argument("--sut", action="append", help="a system under test, once per system (without a study file)")
+    stu.add_argument("--name", help="the study's name in reports and the dashboard")
+    add_run_options(stu)
+    stu.add_argument("--job", help=argparse.SUPPRESS)  # set by the dashboard for a background study
+    add_perturbation_options(stu)
+    stu.set_defaults(func=cmd_study, config=None)
+
     score = sub.add_parser("score-answers", help="score question/gold/candidate pairs with an oracle; calibrate it "
                                                   "when the pairs carry a boolean 'acceptable'")
     score.add_argument("pairs", help="JSONL: question, gold, candidate (other fields are kept)")
@@ -660,8 +814,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--out", required=True, help="JSONL with score, pass and reason added")
     score.set_defaults(func=cmd_score_answers)
 
-    rep = sub.add_parser("report", help="print a run's metrics and the paper's Tables VI–IX")
-    rep.add_argument("run_id", help="a run id, or 'latest'")
+    rep = sub.add_parser("report", help="print a run's metrics and the paper's Tables VI–IX, or a study's tables "
+                                        "with one row per system")
+    rep.add_argument("run_id", help="a run id or 'latest', or a study id (stu-…)")
     rep.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
     rep.set_defaults(func=cmd_report)
 
@@ -679,7 +834,7 @@ def build_parser() -> argparse.ArgumentParser:
     pri.set_defaults(func=cmd_prioritise)
 
     exp = sub.add_parser("export", help="write a run's rounds, detections or metrics to a file")
-    exp.add_argument("run_id", help="a run id, or 'latest'")
+    exp.add_argument("run_id", help="a run id or 'latest', or a study id (stu-…: its metrics or its HTML report)")
     exp.add_argument("--what", choices=("rounds", "detections", "metrics", "transformed", "labelled-pairs"),
                      default=None,
                      help="transformed: DialTest's kept transformed questions with their gold answers, as a CoQA "

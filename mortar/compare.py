@@ -113,7 +113,7 @@ def _figures(totals: np.ndarray, relations) -> np.ndarray:
     return np.stack(columns, axis=-1)
 
 
-def _interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
     samples = samples[~np.isnan(samples)]
     if not samples.size:
         return float("nan"), float("nan")
@@ -142,7 +142,7 @@ def bootstrap(checks_a, checks_b, seeds, resamples: int = BOOTSTRAP_RESAMPLES, r
         row = {"statistic": statistic, "scope": scope}
         for name, point, samples in (("A", point_a[i], boot_a[:, i]), ("B", point_b[i], boot_b[:, i]),
                                      ("B - A", point_b[i] - point_a[i], boot_b[:, i] - boot_a[:, i])):
-            low, high = _interval(samples, confidence)
+            low, high = percentile_interval(samples, confidence)
             row.update({name: float(point), f"{name} low": low, f"{name} high": high})
         rows.append(row)
     return rows

@@ -91,10 +91,11 @@ class RunConfig:
         return cls(**data, settings=settings)
 
 
-def problems(config: RunConfig, check_services: bool = True) -> list[str]:
+def problems(config: RunConfig, check_services: bool = True, env=None) -> list[str]:
     """Everything that keeps this configuration from running, one line each (nothing is loaded or asked).
 
-    ``check_services``: also check that the SUT spec and the LLM knowledge-graph endpoint are configured.
+    ``check_services``: also check that the SUT spec and the LLM knowledge-graph endpoint are configured, the SUT's
+    in ``env`` (default: the process environment).
     """
     found = []
     try:
@@ -137,7 +138,7 @@ def problems(config: RunConfig, check_services: bool = True) -> list[str]:
     if config.kg_backend not in KG_BACKENDS:
         found.append(f"unknown knowledge-graph backend {config.kg_backend!r}; choose from {', '.join(KG_BACKENDS)}")
     if check_services:
-        found += _service_problems(config)
+        found += _service_problems(config, env)
     return found
 
 
@@ -169,10 +170,11 @@ def sut_settings(config: RunConfig) -> SutSettings:
                        max_new_tokens=config.max_new_tokens)
 
 
-def _service_problems(config: RunConfig) -> list[str]:
+def _service_problems(config: RunConfig, env=None) -> list[str]:
     found = []
     try:
-        sut = suts.make_sut(config.sut)  # checks the spec and the environment; loads nothing
+        # checks the spec and the environment; loads nothing
+        sut = suts.make_sut(config.sut, **({"env": env} if env is not None else {}))
     except SutError as e:
         found.append(str(e))
     else:

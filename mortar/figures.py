@@ -175,3 +175,52 @@ def oracle_curve(result: dict) -> go.Figure:
     fig.add_vline(x=result["best_threshold"], line_dash="dot", line_color="#b5452b",
                   annotation_text=f"best {result['best_threshold']:g}", annotation_position="bottom right")
     return fig
+
+
+# -- studies: several systems side by side ----------------------------------------------------------------
+
+
+def study_heatmap(matrix: pd.DataFrame) -> go.Figure:
+    """Systems × metrics (``study_report.metrics_matrix``): each column shaded from its lowest to its highest
+    value (columns count different things), the value written in the cell."""
+    shade = matrix.apply(lambda col: (col - col.min()) / (col.max() - col.min()) if col.max() > col.min()
+                         else col * 0 + 0.5)
+    text = matrix.map(lambda v: "" if v != v else f"{v:.3f}" if isinstance(v, float) and not float(v).is_integer()
+                      else f"{v:.0f}")
+    fig = go.Figure(go.Heatmap(z=shade.values, x=list(matrix.columns), y=[html.escape(str(s)) for s in matrix.index],
+                               text=text.values, texttemplate="%{text}", colorscale="OrRd", showscale=False,
+                               customdata=matrix.values, hovertemplate="%{y} · %{x}: %{customdata}<extra></extra>"))
+    fig.update_layout(height=140 + 48 * len(matrix), title="Systems side by side (each column shaded on its own)",
+                      yaxis=dict(autorange="reversed"), xaxis=dict(side="top", tickangle=-30), margin=dict(t=140))
+    return fig
+
+
+def robustness(rows: list[dict]) -> go.Figure:
+    """RBT accuracy against the share of metamorphic checks passed per system, and the drop between them, each
+    with its bootstrap interval."""
+    frame = pd.DataFrame(rows)
+    systems = [html.escape(str(s)) for s in frame["system"]]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Seed dialogues vs perturbed: share passed",
+                                                        "Robustness drop (lower is more robust)"))
+    for name, colour in (("RBT accuracy", PALETTE[0]), ("MR checks passed", PALETTE[1])):
+        fig.add_trace(go.Bar(x=systems, y=frame[name], name=name, marker_color=colour, error_y=dict(
+            type="data", symmetric=False, array=frame[f"{name} high"] - frame[name],
+            arrayminus=frame[name] - frame[f"{name} low"])), 1, 1)
+    drop = frame["robustness drop"]
+    fig.add_trace(go.Bar(x=systems, y=drop, name="drop", marker_color=PALETTE[2], showlegend=False, error_y=dict(
+        type="data", symmetric=False, array=frame["robustness drop high"] - drop,
+        arrayminus=drop - frame["robustness drop low"])), 1, 2)
+    fig.update_yaxes(tickformat=".0%")
+    fig.update_yaxes(range=[0, 1.05], col=1)
+    fig.update_layout(barmode="group", height=400, title="Robustness in multi-turn use, with 95% bootstrap intervals")
+    return fig
+
+
+def study_breakdown(rows: list[dict], by: str) -> go.Figure:
+    """Bugs per relation or per perturbation (``by``), one bar per system (Tables VIII and VII side by side)."""
+    frame = pd.DataFrame(rows)
+    frame["system"] = frame["system"].map(lambda s: html.escape(str(s)))
+    fig = px.bar(frame, x=by, y="bugs", color="system", barmode="group", height=380,
+                 hover_data=[c for c in ("share", "Rate+") if c in frame], color_discrete_sequence=PALETTE[1:] + PALETTE[:1],
+                 title=f"Bugs per {by}, per system")
+    return fig

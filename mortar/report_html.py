@@ -20,6 +20,7 @@ from mortar.errors import InputError
 from mortar.glossary import glossary
 from mortar.methods import methods
 from mortar.profiles import settings_lines
+from mortar.study_report import metrics_matrix, study_report, wide
 from mortar.vocab import LEVELS, ORIG, PERTURBATION_TEXT, RBT
 
 EXAMPLES = 5  # worked examples: the highest-level detection of each relation, at most this many
@@ -83,6 +84,46 @@ def html_report(con, run_id: str) -> str:
         '<p class="meta">' + " · ".join(f"{escape(k)}: {escape(str(v))}" for k, v in meta.items()) + "</p>",
         *([f'<p class="meta" id="against-paper">{"<br>".join(escape(line) for line in against_paper)}</p>']
           if against_paper else []),
+        "<nav>" + "".join(f'<a href="#{key}">{escape(name)}</a>' for key, name, _ in sections) + "</nav>",
+        *(f'<section id="{key}"><h2>{escape(name)}</h2>\n{body}</section>' for key, name, body in sections),
+        "</body></html>",
+    ])
+
+
+def study_html(con, study_id: str) -> str:
+    """The report of a stored study as one HTML document: its systems side by side, the paper's tables with one
+    row per system, the robustness drop, and the settings that differ from the paper's."""
+    r = study_report(con, study_id)
+    if not r["headline"]:
+        raise InputError(f"study {study_id} has no finished run yet")
+    wide_vii, wide_viii = (wide(r[key], column).to_dict("records") for key, column in
+                           (("table_vii", "perturbation"), ("table_viii", "relation")))
+    sections = [
+        ("systems", "Systems", _table(r["systems"])),
+        ("side-by-side", "Side by side", _figure("heatmap", figures.study_heatmap(metrics_matrix(r)))
+         + _table(r["headline"])),
+        ("robustness", "Robustness drop", '<p class="caption">RBT accuracy (the seed dialogues) minus the share of '
+         "metamorphic checks passed (the perturbed ones), with 95% bootstrap intervals over the seeds.</p>"
+         + _figure("robustness", figures.robustness(r["robustness"])) + _table(r["robustness"])),
+        ("table-iv", "Table IV: bug levels per system", _table(r["table_iv"])),
+        ("table-vi", "Table VI: test cases and MR checks per perturbation", _table(r["table_vi"])),
+        ("table-vii", "Table VII: bugs per perturbation", _table(wide_vii)
+         + (_figure("per-perturbation", figures.study_breakdown(r["table_vii"], "perturbation")) if r["table_vii"]
+            else "")),
+        ("table-viii", "Table VIII: bugs per relation", _table(wide_viii)
+         + (_figure("per-relation", figures.study_breakdown(r["table_viii"], "relation")) if r["table_viii"] else "")),
+        *([("precision", "Precision per system", _table(r["precision"]))] if r["precision"] else []),
+    ]
+    title = f"MORTAR study — {study_id}"
+    against_paper = settings_lines(r["config"])
+    return "\n".join([
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title><style>{STYLE}</style>",
+        "<script>window.PlotlyConfig = {MathJaxConfig: 'local'};</script>",
+        f"<script>{get_plotlyjs()}</script>", "</head><body>",
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="meta" id="against-paper">{"<br>".join(escape(line) for line in against_paper)}</p>',
         "<nav>" + "".join(f'<a href="#{key}">{escape(name)}</a>' for key, name, _ in sections) + "</nav>",
         *(f'<section id="{key}"><h2>{escape(name)}</h2>\n{body}</section>' for key, name, body in sections),
         "</body></html>",

@@ -210,20 +210,36 @@ def run_key(config: RunConfig, extractor, sut, threshold: float) -> dict:
     return key
 
 
-def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor=None, progress=None) -> RunResult:
+def planned_run_id(full: Dataset, config: RunConfig, sut, extractor) -> tuple[str, dict, float]:
+    """The run id of this configuration on this SUT, its key and threshold; nothing is loaded or asked."""
+    threshold = config.threshold if config.threshold is not None else default_threshold(config.oracle)
+    key = run_key(config, extractor, sut, threshold)
+    return run_id_for("run", limited(full, config.limit), config.run_seed, key), key, threshold
+
+
+def suite_depends_on_sut(config: RunConfig) -> bool:
+    """Whether making this configuration's test cases reads the SUT (sensitivity targets, a guided order, guided
+    generation): then a study makes them for each system, else once for all."""
+    guided = any(m.guided_by_sut is not None and m.guided_by_sut(config.settings_of(name))
+                 for name, m in methods().items() if name in config.methods)
+    return guided or config.targets != RANDOM or bool(config.budget and config.order != INITIAL)
+
+
+def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor=None, progress=None,
+        suite: tuple | None = None) -> RunResult:
     """Test one SUT on one dataset with the configured methods: test cases, context check, answers, relations,
-    metrics — all stored under the run id."""
+    metrics — all stored under the run id.
+
+    ``suite``: what :func:`make_test_cases` gave for this configuration, made once for a study's systems."""
     full = dataset or load_dataset(config.dataset)
     dataset = limited(full, config.limit)
     sut = sut or make_run_sut(config)  # max_new_tokens is in its fingerprint, hence in the run key; lanes is not
     extractor = extractor or make_extractor(config.kg_backend)
     oracle = Oracle(config.oracle)
-    threshold = config.threshold if config.threshold is not None else default_threshold(config.oracle)
-    key = run_key(config, extractor, sut, threshold)
-    run_id = run_id_for("run", dataset, config.run_seed, key)
+    run_id, key, threshold = planned_run_id(full, config, sut, extractor)
     # 1. seeds → knowledge graphs → ORIG and every method's test cases (MORTAR's with their EC verdicts)
-    seeds, cases, verdicts, failed, made = make_test_cases(dataset, config, db, extractor, progress, oracle,
-                                                           full.seeds, sut)
+    seeds, cases, verdicts, failed, made = suite or make_test_cases(dataset, config, db, extractor, progress, oracle,
+                                                                    full.seeds, sut)
     notes = tuple(n for m in made for n in m.notes)
     if config.budget:
         cases, note = _budgeted(config, dataset, seeds, cases, sut, db, progress)

@@ -21,7 +21,7 @@ LAYERS = {
     4: ["mortar.store"],
     5: ["mortar.config", "mortar.run", "mortar.judge", "mortar.reports", "mortar.compare", "mortar.gate",
         "mortar.junit", "mortar.report_html", "mortar.figures", "mortar.labels", "mortar.glossary", "mortar.jobs",
-        "mortar.prioritise", "mortar.profiles", "mortar.study"],
+        "mortar.prioritise", "mortar.profiles", "mortar.study", "mortar.study_report"],
     6: ["mortar.cli", "mortar.__main__", "mortar.ui"],
 }
 HEAVY = {"torch", "transformers", "spacy", "coreferee", "sentence_transformers", "streamlit", "plotly", "kaleido",

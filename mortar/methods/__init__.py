@@ -115,6 +115,8 @@ class TestMethod:
     # What it requires of the SUT under these settings: capability (``mortar.sut.WEIGHTS`` …) → the option that
     # needs it, for the error message
     requires: Callable[[object], dict[str, str]] | None = None
+    # Whether making its test cases under these settings reads the SUT's answers (guided generation)
+    guided_by_sut: Callable[[object], bool] | None = None
     # A step after the answers (response selection): rows keyed (test_case_id, position) for its relations
     after_answers: Callable[[Answered], dict] | None = None
 

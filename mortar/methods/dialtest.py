@@ -255,4 +255,4 @@ register_method(TestMethod(
     text="DialTest: one question at a time transformed by synonym replacement (SR), back translation (BT) or word "
          "insertion (WI), reverted when its meaning drifts; optionally Gini-guided (Algorithm 1).",
     make_cases=make_cases, tables=tables, settings=DialTestSettings, config_key="dialtest", run_key=run_key,
-    requires=requires))
+    requires=requires, guided_by_sut=lambda settings: bool(settings.gini_budget)))

@@ -31,6 +31,8 @@ from mortar.store.reads import (UnknownRun, detections_export, unknown_rounds, l
                                 transformed_rounds)
 from mortar.store.records import StoredConfig
 from mortar.store.schema import SCHEMA, SCHEMA_SHA
+from mortar.store.studies import (STUDY_PREFIX, is_study_id, read_studies, resolve_study_id, study_config,
+                                  study_systems, write_study, write_study_system)
 from mortar.store.writes import (upsert, write_adjudication, write_answers, write_checks, write_dataset, write_graphs,
                                  write_job, write_label, write_orig_samples, write_outputs, write_run, write_run_metrics, write_selections, write_mutants, write_priorities, write_sensitivities, write_run_status,
                                  write_sut, write_test_cases)
@@ -48,6 +50,8 @@ __all__ = [
     "NO_LEVEL", "SORTABLE", "UNKNOWN_SUT", "DetectionFilter", "find_detections", "filter_choices", "sut_of_runs",
     "run_detections", "detection_relations", "GROUP_SORTABLE", "find_groups", "group_detections", "group_key",
     "parse_group_key",
+    "STUDY_PREFIX", "is_study_id", "read_studies", "resolve_study_id", "study_config", "study_systems", "write_study",
+    "write_study_system",
     "read_labels", "read_adjudications", "label_of", "annotators", "final_labels", "detection_context",
     "labelled_detections",
     "case_signatures", "paired_answers", "run_dataset", "run_seeds", "seed_questions",

@@ -206,6 +206,22 @@ CREATE TABLE IF NOT EXISTS answers (
     PRIMARY KEY (sut_fingerprint, conversation_hash)
 );
 ALTER TABLE answers ADD COLUMN IF NOT EXISTS gini DOUBLE;  -- DeepGini impurity of the answer (local SUTs)
+CREATE TABLE IF NOT EXISTS studies (  -- one test suite run against several systems (``mortar study``)
+    study_id TEXT PRIMARY KEY,        -- from the suite: dataset, seed, methods and their settings, oracle
+    name TEXT,
+    dataset_id TEXT NOT NULL,
+    config JSON NOT NULL,             -- the suite's run configuration (its SUT fields unused)
+    created_at TIMESTAMP NOT NULL,
+    updated_at TIMESTAMP NOT NULL
+);
+CREATE TABLE IF NOT EXISTS study_systems (  -- the systems of a study, each tested by one run
+    study_id TEXT NOT NULL,
+    system TEXT NOT NULL,             -- the name the study's tables give it
+    position INTEGER NOT NULL,        -- the order it was listed in
+    spec JSON NOT NULL,               -- SUT, system prompt, max new tokens, endpoint, the NAME of its key variable
+    run_id TEXT NOT NULL,
+    PRIMARY KEY (study_id, system)
+);
 CREATE TABLE IF NOT EXISTS run_metrics (  -- the headline metrics a run stores when it finishes
     run_id TEXT NOT NULL,
     method TEXT NOT NULL,             -- RBT, MT, METAL, …
