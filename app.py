@@ -21,6 +21,7 @@ PAGES = {
     ],
     "Results": [
         st.Page("pages/metrics.py", title="Metrics", icon=":material/bar_chart:"),
+        st.Page("pages/study.py", title="Studies", icon=":material/grid_view:"),
         st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
         st.Page("pages/export.py", title="Export", icon=":material/download:"),
     ],

@@ -31,9 +31,16 @@ groups = view == GROUPS
 
 with st.container(border=True):
     c1, c2, c3 = st.columns([2, 1, 1])
+    # ?run=…&relation=…&perturbation=… (the Study page's link to the detections behind one of its cells)
+    asked = {k: st.query_params.get(k) for k in ("run", "relation", "perturbation")}
+    if asked["run"] in names and st.session_state.get("v-link") != asked:
+        st.session_state["v-link"] = asked
+        st.session_state["v-runs"] = [asked["run"]]
+        st.session_state["v-relations"] = [asked["relation"]] if asked["relation"] else []
+        st.session_state["v-perts"] = [asked["perturbation"]] if asked["perturbation"] else []
     default_runs = [st.session_state["current_run"]] if st.session_state.get("current_run") in names else []
-    run_ids = c1.multiselect("Runs", list(names), default=default_runs, format_func=names.get,
-                             placeholder="all runs", key="v-runs")
+    run_ids = c1.multiselect("Runs", list(names), default=None if "v-runs" in st.session_state else default_runs,
+                             format_func=names.get, placeholder="all runs", key="v-runs")
     choices = ui.read(store.filter_choices, tuple(run_ids))
     suts = c2.multiselect("SUT", choices["suts"], placeholder="any SUT", key="v-suts")
     relations = c3.multiselect("Relation", choices["relations"], placeholder="any relation", key="v-relations",

@@ -224,3 +224,24 @@ def test_the_html_report_of_a_study_has_every_system_and_the_papers_tables(studi
                  "settings that differ from the paper&#x27;s", *NAMES):
         assert text in page
     assert "<script src=" not in page  # plotly.js is inline: it opens offline
+
+
+def test_the_study_page_shows_the_systems_side_by_side_and_links_to_their_detections(studied, monkeypatch):
+    from tests.test_pages import app
+
+    db, result, _ = studied
+    monkeypatch.setenv("MORTAR_DB", str(db))
+    at = app("study")
+    titles = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("Systems side by side" in t for t in titles) and any("Robustness drop" in t for t in titles)
+    viii = next(d.value for d in at.dataframe if "MR1" in d.value.columns)
+    assert list(viii["system"]) == list(NAMES)
+    answers = at.dataframe[-1].value
+    assert {"version", "question as asked", *NAMES} <= set(answers.columns) and "ORIG" in set(answers["version"])
+    at.selectbox(key="s-cell-system").set_value("loud")
+    at.selectbox(key="s-cell-relation").set_value("MR1").run()
+    expected = next(m for m in at.metric if m.label == "Detections").value
+    at.button(key="s-open").click().run()
+    assert not at.exception
+    assert at.session_state["v-runs"] == [result.runs["loud"]] and at.session_state["v-relations"] == ["MR1"]
+    assert next(m for m in at.metric if m.label == "Matching detections").value == expected  # the cell's detections

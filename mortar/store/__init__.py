@@ -14,7 +14,9 @@ Callers write ``from mortar import store`` and use the names below.
 """
 
 from mortar.store.cache import StoreCache
-from mortar.store.compare import case_signatures, paired_answers, run_dataset, run_seeds, seed_questions
+from mortar.store.compare import (case_signatures, paired_answers, question_answers, questions_with_detections,
+                                  run_dataset, run_seeds,
+                                  seed_questions)
 from mortar.store.connection import (DEFAULT_DB, LOCK_WAIT_S, PROJECT_ROOT, RETRY_S, StoreBusy, connect, db_path,
                                      open_file, open_read_only, process_lock, session, transaction)
 from mortar.store.detections import (GROUP_SORTABLE, NO_LEVEL, SORTABLE, UNKNOWN_SUT, DetectionFilter,
@@ -54,7 +56,7 @@ __all__ = [
     "write_study_system",
     "read_labels", "read_adjudications", "label_of", "annotators", "final_labels", "detection_context",
     "labelled_detections",
-    "case_signatures", "paired_answers", "run_dataset", "run_seeds", "seed_questions",
+    "case_signatures", "paired_answers", "question_answers", "questions_with_detections", "run_dataset", "run_seeds", "seed_questions",
     "detection", "case_rounds", "test_case", "round_sensitivity", "original_case_id", "story", "seed_question", "seed_graph", "versions",
     "question_versions",
 ]
