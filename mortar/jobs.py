@@ -18,20 +18,31 @@ from pathlib import Path
 from mortar import store
 from mortar.config import RunConfig
 from mortar.errors import InputError
+from mortar.study import Study, from_document, study_document
 from mortar.vocab import MORTAR_METHOD
 
 PROGRESS_EVERY_S = 1.0
+STUDY = "study"  # a study job's arguments: {"study": its study file's content}
 
 
 def start(config: RunConfig, db=None) -> str:
     """Launch ``mortar run --config`` with this configuration, as is, in its own process."""
+    return _launch(config.to_json(), ["run", "--config"], db)
+
+
+def start_study(study: Study, db=None) -> str:
+    """Launch ``mortar study`` on this study (its study file written beside the store), in its own process."""
+    return _launch({STUDY: study_document(study)}, ["study"], db)
+
+
+def _launch(args: dict, command: list[str], db=None) -> str:
     job_id = uuid.uuid4().hex[:12]
     db = str(store.db_path(db))
     with store.connect(db) as con:
-        store.write_job(con, job_id, args=config.to_json(), status="queued", stage="starting")
+        store.write_job(con, job_id, args=args, status="queued", stage="starting")
     config_file = Path(db).with_name(f"job-{job_id}.json")
-    config_file.write_text(json.dumps(config.to_json(), indent=1), encoding="utf-8")
-    cmd = [sys.executable, "-m", "mortar", "run", "--db", db, "--job", job_id, "--config", str(config_file)]
+    config_file.write_text(json.dumps(args.get(STUDY, args), indent=1), encoding="utf-8")
+    cmd = [sys.executable, "-m", "mortar", *command, str(config_file), "--db", db, "--job", job_id]
     log = Path(db).with_name(f"job-{job_id}.log")
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -48,6 +59,17 @@ def job_config(args: dict | str) -> RunConfig:
     except TypeError:
         raise InputError("this job was started by an older version of MORTAR Studio; start the run again from "
                          "the Launch page (its stored answers are reused)") from None
+
+
+def describe_job(args: dict | str) -> str:
+    """One line for a job, a run's or a study's (InputError for a job of an older version)."""
+    data = json.loads(args) if isinstance(args, str) else args
+    if STUDY in data:
+        study, _ = from_document(data[STUDY], Path("study"))
+        names = ", ".join(s.name for s in study.systems)
+        return f"study{' ' + study.name if study.name else ''}: {len(study.systems)} systems ({names}) · " + \
+            describe(study.suite).split(" · ", 2)[2]
+    return describe(job_config(data))
 
 
 def describe(config: RunConfig) -> str:
@@ -79,7 +101,10 @@ def resume(job_id: str, db=None) -> str:
         job = store.read_job(con, job_id)
     if job is None:
         raise LookupError(f"no job {job_id!r}")
-    return start(job_config(job["args"]), db)
+    data = json.loads(job["args"]) if isinstance(job["args"], str) else job["args"]
+    if STUDY in data:
+        return start_study(from_document(data[STUDY], Path("study"))[0], db)
+    return start(job_config(data), db)
 
 
 def alive(pid: int | None) -> bool:

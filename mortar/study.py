@@ -114,6 +114,11 @@ def load_study_file(path: str | Path, env=None) -> tuple[Study, list[str]]:
         raise InputError(f"{path}: cannot read: {e.strerror}") from None
     except yaml.YAMLError as e:
         raise InputError(f"{path}: not YAML: {str(e).splitlines()[0]}") from None
+    return from_document(doc, path, env)
+
+
+def from_document(doc, path: Path, env=None) -> tuple[Study, list[str]]:
+    """A study from a study file's content (``path`` names it in errors; a relative dataset is read beside it)."""
     if not isinstance(doc, dict):
         raise InputError(f"{path}: a study file is a mapping of run settings with a list of systems")
     doc = dict(doc)
@@ -125,7 +130,8 @@ def load_study_file(path: str | Path, env=None) -> tuple[Study, list[str]]:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise InputError(f"{path}: system names must differ; given twice: {', '.join(twice)}")
-    known = {f.name for f in fields(RunConfig)} - set(SUT_FIELDS) - {"profile"}
+    # max_new_tokens, system_prompt and lanes here are every system's defaults
+    known = {f.name for f in fields(RunConfig)} - {"sut", "profile"}
     known |= {m.key for m in methods().values()}
     unknown = sorted(set(doc) - known)
     if unknown:
@@ -140,6 +146,12 @@ def load_study_file(path: str | Path, env=None) -> tuple[Study, list[str]]:
         raise InputError(f"{path}: {e}") from None
     suite, notes = apply_profile(suite, profile, env)
     return Study(suite, tuple(systems), name), notes
+
+
+def study_document(study: Study) -> dict:
+    """The study as a study file holds it (``from_document`` reads it back): the suite, its name and systems."""
+    suite = {k: v for k, v in study.suite.to_json().items() if k != "sut" and v is not None}
+    return {**({"name": study.name} if study.name else {}), **suite, "systems": [s.spec() for s in study.systems]}
 
 
 def _system(path: Path, i: int, item) -> System:

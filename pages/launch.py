@@ -5,6 +5,7 @@ import re
 import tempfile
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
 from mortar import ui
@@ -14,6 +15,8 @@ from mortar.methods import methods
 from mortar.guide.prioritise import INITIAL, ORDERS
 from mortar.guide.sensitivity import SENSITIVITIES
 from mortar.oracle import DEFAULT_ORACLE, ORACLES, default_threshold
+from mortar.profiles import PROFILES, apply_profile
+from mortar.study import Study, System, study_problems
 from mortar.sut import LOCAL_LANES
 from mortar.ui.settings_form import settings_form
 from mortar.vocab import RBT
@@ -38,6 +41,23 @@ st.caption(f"A run asks the SUT every seed question in order ({RBT}) and in ever
            "relations. It runs as a background process: it keeps going when you close the tab, and a cancelled run "
            "resumes where it stopped.")
 ui.secrets_to_environment(sorted({v for vs in KEY_VARS.values() for v in vs}))
+
+
+ONE_WORD_PROMPT = ("Story:\n{story}\n\nReply to each question with one word or a number taken from the story, "
+                   "nothing else.")
+
+
+def systems_from(table: pd.DataFrame) -> list[System]:
+    """The systems of the editor's rows (blank cells: not set); rows without a name are left out."""
+    systems = []
+    for row in table.to_dict("records"):
+        given = {k: (v.strip() if isinstance(v, str) else v) for k, v in row.items()}
+        given = {k: v for k, v in given.items() if v not in ("", None) and not (isinstance(v, float) and v != v)}
+        if given.get("name"):
+            if "max_new_tokens" in given:
+                given["max_new_tokens"] = int(given["max_new_tokens"])
+            systems.append(System(**{"sut": given.get("name"), **given}))
+    return systems
 
 
 def save_upload(name: str, data: bytes) -> tuple[Path, int]:
@@ -79,16 +99,44 @@ if not datasets:
     st.stop()
 wanted = st.session_state.get("launch-dataset", "sample_coqa.json")
 
+RUN, STUDY = "A run (one system)", "A study (several systems side by side)"
+mode = st.segmented_control("Launch", [RUN, STUDY], default=RUN, required=True, key="launch-mode",
+                            help="A study runs one test suite against several systems and reads every table with one "
+                                 "row per system (the Studies page); the test cases are made once for all of them.")
+DEFAULT_SYSTEMS = pd.DataFrame([
+    {"name": "smollm2", "sut": "smollm2", "system_prompt": "", "max_new_tokens": None, "base_url": "",
+     "api_key_env": ""},
+    {"name": "gemma3-270m", "sut": "gemma3-270m", "system_prompt": "", "max_new_tokens": None, "base_url": "",
+     "api_key_env": ""},
+    {"name": "smollm2-one-word", "sut": "smollm2", "system_prompt": ONE_WORD_PROMPT, "max_new_tokens": None,
+     "base_url": "", "api_key_env": ""},
+])
+DEFAULT_SYSTEMS["max_new_tokens"] = DEFAULT_SYSTEMS["max_new_tokens"].astype("Int64")
+
 with st.form("launch"):
-    st.markdown("**Dataset and SUT**")
+    st.markdown("**Dataset and SUT**" if mode == RUN else "**Dataset and systems**")
     c1, c2 = st.columns(2)
     dataset = c1.selectbox("Dataset", datasets, index=datasets.index(wanted) if wanted in datasets else 0,
                            help="Files in data/. Seeds are dialogues: a story and question/answer rounds.")
     limit = c2.number_input("Seed limit", min_value=0, value=2, step=1,
                             help="Only the first N seeds of the dataset (0 = all of them). SmolLM2 on two CPU cores "
                                  "needs roughly a minute per seed and perturbation.")
+    if mode == STUDY:
+        systems_table = st.data_editor(
+            DEFAULT_SYSTEMS, num_rows="dynamic", hide_index=True, width="stretch", key="launch-systems",
+            column_config={
+                "name": st.column_config.TextColumn("name", required=True, help="How the study's tables name it."),
+                "sut": st.column_config.TextColumn("sut", required=True, help="smollm2, gemma3-270m, openai:MODEL, "
+                                                   "groq:MODEL or a model folder"),
+                "system_prompt": st.column_config.TextColumn("system prompt", help="Its own system prompt, with "
+                                                             "{story} where the story goes (empty: the default)"),
+                "max_new_tokens": st.column_config.NumberColumn("max new tokens", min_value=1, step=1,
+                                                                help="Empty: the value below"),
+                "base_url": st.column_config.TextColumn("endpoint", help="openai/groq systems: the base URL"),
+                "api_key_env": st.column_config.TextColumn("key variable", help="The NAME of the environment "
+                                                           "variable that holds its key (never the key)")})
     c1, c2 = st.columns(2)
-    sut_kind = c1.selectbox("SUT (system under test)", list(SUT_CHOICES), format_func=lambda k: f"{k} — {SUT_CHOICES[k]}")
+    sut_kind = c1.selectbox("SUT (system under test)" if mode == RUN else "SUT (runs only)", list(SUT_CHOICES), format_func=lambda k: f"{k} — {SUT_CHOICES[k]}")
     sut_model = c2.text_input("Model name or folder",
                               help="openai / groq: the model name (else MORTAR_OPENAI_MODEL / MORTAR_GROQ_MODEL). "
                                    "folder: the path of a Hugging Face model folder. Ignored for local presets.")
@@ -111,7 +159,12 @@ with st.form("launch"):
                             help=" ".join(f"{n}: {m.text}" for n, m in registered.items())
                             + " Several methods run on the same seeds and SUT and are compared in one report.")
     method_settings = {name: settings_form(m, DEFAULTS.settings_of(name)) for name, m in registered.items()}
-    seed = st.number_input("Run seed", min_value=0, value=DEFAULTS.run_seed, step=1, help="Same seed, same test cases.")
+    c1, c2 = st.columns(2)
+    seed = c1.number_input("Run seed", min_value=0, value=DEFAULTS.run_seed, step=1, help="Same seed, same test cases.")
+    profile = c2.selectbox("Profile", ["the tool's defaults", *PROFILES], key="launch-profile",
+                           help="paper: the paper's cosine oracle at ε 0.6, the order-blind context check, no "
+                                "story-support exemption, and the LLM knowledge-graph pipeline when an endpoint is "
+                                "configured. Settings below that differ from the defaults keep their values.")
     st.markdown("**Oracle and context check**")
     c1, c2, c3 = st.columns(3)
     oracles = list(ORACLES)
@@ -151,12 +204,23 @@ if submitted:
         threshold=None if threshold is None else float(threshold), kg_backend=kg_backend, limit=int(limit) or None,
         targets=targets, budget=int(budget) or None, order=order, max_new_tokens=int(max_new_tokens),
         lanes=int(lanes) or None, orig_repeats=int(orig_repeats))
-    found = problems(config) if chosen else ["Choose at least one test method."]
-    if sut_kind == "folder" and not Path(spec or ".").is_dir():
-        found.insert(0, "Give the path of a Hugging Face model folder on this machine.")
+    config, notes = apply_profile(config, None if profile not in PROFILES else profile)
+    for note in notes:
+        st.info(ui.md_escape(note))
+    if mode == STUDY:
+        study = Study(config, tuple(systems_from(systems_table)))
+        found = study_problems(study) if chosen else ["Choose at least one test method."]
+    else:
+        found = problems(config) if chosen else ["Choose at least one test method."]
+        if sut_kind == "folder" and not Path(spec or ".").is_dir():
+            found.insert(0, "Give the path of a Hugging Face model folder on this machine.")
     for p in found:
         st.error(ui.md_escape(p))
-    if not found:
+    if not found and mode == STUDY:
+        job_id = ui.start_study_job(study)
+        st.success(f"Started study job {job_id} ({len(study.systems)} systems). Its progress is below; the "
+                   "systems appear side by side on the Studies page as their runs finish.")
+    elif not found:
         job_id = ui.start_job(config)
         st.success(f"Started job {job_id}. Its progress is below; the run's detections appear on the Violations "
                    "page when it is done.")

@@ -74,6 +74,7 @@ def fake_jobs(monkeypatch):
     """Record what the pages ask mortar.jobs to do instead of starting real runs."""
     calls = []
     monkeypatch.setattr(jobs, "start", lambda config, db=None: calls.append(("start", config)) or "job-1")
+    monkeypatch.setattr(jobs, "start_study", lambda study, db=None: calls.append(("study", study)) or "job-3")
     monkeypatch.setattr(jobs, "resume", lambda job_id, db=None: calls.append(("resume", job_id)) or "job-2")
     monkeypatch.setattr(jobs, "cancel", lambda job_id, db=None: calls.append(("cancel", job_id)))
     return calls
@@ -171,6 +172,21 @@ def test_launch_offers_dialtest_with_gini_guidance(db, fake_jobs):
     assert config.settings["dialtest"].gini_budget == 4 and config.settings["dialtest"].gini_tau == pytest.approx(0.02)
     assert config.targets == "wali" and config.budget == 40 and config.order == "gri"
     assert RunConfig.from_json(config.to_json()) == config
+
+
+def test_launch_starts_a_study_of_the_three_bundled_systems_under_the_paper_profile(db, fake_jobs, monkeypatch):
+    for name in ("MORTAR_LLM_BASE_URL", "MORTAR_LLM_API_KEY", "GROQ_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    at = app("launch")
+    at.segmented_control(key="launch-mode").set_value("A study (several systems side by side)").run()
+    by_label(at.selectbox, "Profile").set_value("paper")
+    by_label(at.button, "Start run").click().run()
+    assert not at.exception and not at.error
+    (kind, study), = fake_jobs
+    assert kind == "study" and [s.name for s in study.systems] == ["smollm2", "gemma3-270m", "smollm2-one-word"]
+    assert study.systems[1].sut == "gemma3-270m" and "{story}" in study.systems[2].system_prompt
+    assert (study.suite.profile, study.suite.oracle, study.suite.threshold) == ("paper", "cosine", 0.6)
+    assert any("spaCy" in i.value for i in at.info) and "Started study job job-3 (3 systems)" in at.success[0].value
 
 
 def test_launch_explains_a_missing_key_instead_of_starting(db, fake_jobs, monkeypatch):

@@ -245,3 +245,19 @@ def test_the_study_page_shows_the_systems_side_by_side_and_links_to_their_detect
     assert not at.exception
     assert at.session_state["v-runs"] == [result.runs["loud"]] and at.session_state["v-relations"] == ["MR1"]
     assert next(m for m in at.metric if m.label == "Matching detections").value == expected  # the cell's detections
+
+
+def test_a_study_job_hands_the_study_to_its_process_unchanged(tmp_path):
+    from pathlib import Path
+
+    from mortar import jobs
+    from mortar.profiles import apply_profile
+    from mortar.study import from_document, study_document
+
+    suite, _ = apply_profile(SUITE, "paper", env={})
+    study = Study(suite, (System("a", "smollm2"), System("b", "openai:m", base_url="http://127.0.0.1:9/v1",
+                                                          api_key_env="B_KEY", max_new_tokens=16)), "mine")
+    back, _ = from_document(study_document(study), Path("job.json"), env={})
+    assert back == study
+    line = jobs.describe_job({"study": study_document(study)})
+    assert line.startswith("study mine: 2 systems (a, b) · ") and "sample_coqa.json (first 2 seeds)" in line

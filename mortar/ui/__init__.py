@@ -22,7 +22,7 @@ from mortar.ui.access import READ_WAIT_S, WRITE_WAIT_S, read, try_read  # noqa: 
 from mortar.ui.downloads import csv_download, figure_downloads, png_export_available  # noqa: E402
 from mortar.ui.inspector import ec_summary, verdict_table, word_diff  # noqa: E402
 from mortar.ui.job_panel import (DEMO_CONFIG, DEMO_DURATION, env_status, job_rows, jobs_panel,  # noqa: E402
-                                 secrets_to_environment, start_job)
+                                 secrets_to_environment, start_job, start_study_job)
 from mortar.ui.kg_figure import kg_figure  # noqa: E402
 from mortar.ui.labelling import annotator_box, label_form, ppd_metrics, quick_label, run_ppd  # noqa: E402
 from mortar.ui.runs import (DATA, SAMPLE, no_runs_yet, open_inspector, pick_run, pick_run_or_stop,  # noqa: E402
@@ -31,7 +31,7 @@ from mortar.ui.text import GLOSSARY, LEVELS_HELP, fmt, glossary, help_for, md_es
 
 __all__ = ["READ_WAIT_S", "WRITE_WAIT_S", "read", "try_read", "csv_download", "figure_downloads",
            "png_export_available", "ec_summary", "verdict_table", "word_diff", "DEMO_CONFIG", "DEMO_DURATION", "env_status",
-           "job_rows", "jobs_panel", "secrets_to_environment", "start_job", "kg_figure", "annotator_box",
+           "job_rows", "jobs_panel", "secrets_to_environment", "start_job", "start_study_job", "kg_figure", "annotator_box",
            "label_form", "ppd_metrics", "quick_label", "run_ppd", "DATA", "SAMPLE", "no_runs_yet", "open_inspector",
            "pick_run", "pick_run_or_stop", "run_label", "runs_overview", "GLOSSARY", "LEVELS_HELP", "fmt",
            "glossary", "help_for", "md_escape"]

@@ -63,7 +63,7 @@ def render_job(row, key_prefix: str = "job") -> None:
             st.markdown(f"**Job {md_escape(row['job_id'])}** — {md_escape(state)}"
                         + (f" · run `{row['run_id']}`" if isinstance(row["run_id"], str) and row["run_id"] else ""))
             try:
-                st.caption(md_escape(jobs.describe(jobs.job_config(row["args"]))))
+                st.caption(md_escape(jobs.describe_job(row["args"])))
             except InputError as e:
                 st.caption(md_escape(str(e)))
             done, total, rate = num(row["done"]), num(row["total"]), num(row["rate"])
@@ -101,6 +101,11 @@ def render_job(row, key_prefix: str = "job") -> None:
 def start_job(config: RunConfig) -> str:
     with store.process_lock:
         return jobs.start(config)
+
+
+def start_study_job(study) -> str:
+    with store.process_lock:
+        return jobs.start_study(study)
 
 
 def jobs_panel(key_prefix: str, limit: int = 5, refresh_s: float = 2.0) -> None:
