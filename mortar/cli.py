@@ -299,6 +299,26 @@ def _with_ci(value: float, low: float, high: float) -> str:
     return f"{value:.3f} [{low:.3f}, {high:.3f}]" if low == low else f"{value:.3f}"
 
 
+def cmd_serve(args) -> None:
+    from mortar.sut import make_sut, sut_choices
+    from mortar.sut.local import PRESETS
+    from mortar.sut.serve import serve
+
+    if args.sut not in PRESETS and not Path(args.sut).is_dir():
+        raise UserError(f"mortar serve serves a local model: {', '.join(PRESETS)} or a model folder, not {args.sut!r} "
+                        f"(the SUTs: {', '.join(sut_choices())})")
+
+    def ready(url: str) -> None:
+        print(f"serving {args.sut} at {url} (OpenAI-compatible chat completions, greedy); Ctrl-C stops it", flush=True)
+
+    try:
+        serve(args.sut, make_sut, args.host, args.port, ready)
+    except OSError as e:
+        raise UserError(f"cannot listen on {args.host}:{args.port}: {e.strerror}") from None
+    except KeyboardInterrupt:
+        pass
+
+
 def cmd_report(args) -> None:
     import pandas as pd
 
@@ -805,6 +825,13 @@ def build_parser() -> argparse.ArgumentParser:
     stu.add_argument("--job", help=argparse.SUPPRESS)  # set by the dashboard for a background study
     add_perturbation_options(stu)
     stu.set_defaults(func=cmd_study, config=None)
+
+    srv = sub.add_parser("serve", help="serve a bundled local model as an OpenAI-compatible endpoint (a study of "
+                                       "endpoints without a GPU server, or the models for another tool)")
+    srv.add_argument("--sut", default=DEFAULT_SUT, help="smollm2 (default), gemma3-270m or a model folder")
+    srv.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback only)")
+    srv.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free one)")
+    srv.set_defaults(func=cmd_serve)
 
     score = sub.add_parser("score-answers", help="score question/gold/candidate pairs with an oracle; calibrate it "
                                                   "when the pairs carry a boolean 'acceptable'")

@@ -47,3 +47,20 @@ class SuffixSUT(ScriptedSUT):
 
 def make(delay_s=None, calls_file=None):
     return ScriptedSUT(float(delay_s if delay_s is not None else os.environ.get("SCRIPTED_DELAY", 0)), calls_file)
+
+
+SUFFIXES = ("", "please", "!!", "indeed", "so", "I think")  # what each scripted system adds to its answers
+
+
+def scripted_study(db, dataset, n_systems: int = 6, n_seeds: int = 5):
+    """A study of ``n_systems`` scripted systems (each adds its own words to the scripted answers) on the first
+    ``n_seeds`` seeds, stored in ``db``: the study result."""
+    from mortar.config import RunConfig
+    from mortar.study import Study, System, run_study
+
+    names = [f"DS{k}" for k in range(1, n_systems + 1)]
+    suts = {name: SuffixSUT(SUFFIXES[k % len(SUFFIXES)] + " " * (k // len(SUFFIXES)), name)
+            for k, name in enumerate(names)}
+    systems = tuple(System(name, f"scripted-{name}") for name in names)
+    return run_study(Study(RunConfig(dataset=str(dataset), limit=n_seeds), systems, "scripted systems"), db=db,
+                     suts_by_name=suts)
