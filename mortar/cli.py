@@ -271,10 +271,13 @@ def print_study(con, study_id: str) -> None:
     print(headline[["system", "method", "test_cases", "checks", "NBugs", "Rate+", "critical_bugs"]]
           .to_string(index=False))
     robust = pd.DataFrame(r["robustness"])
-    print("\nRobustness drop: RBT accuracy (seed dialogues) minus the share of metamorphic checks passed")
+    print("\nRobustness drop: on the same questions (those MR1 checked: context kept, same reference), accuracy in "
+          "the seed dialogue minus accuracy in the perturbed ones; RBT accuracy over every seed question and the "
+          "share of every metamorphic check passed beside it")
     print(pd.DataFrame({"system": robust["system"], **{name: [_with_ci(v, lo, hi) for v, lo, hi in zip(
         robust[name], robust[f"{name} low"], robust[f"{name} high"])] for name in (
-        "RBT accuracy", "MR checks passed", "robustness drop")}}).to_string(index=False))
+        "seed accuracy", "perturbed accuracy", "robustness drop", "RBT accuracy", "MR checks passed")}})
+          .to_string(index=False))
     if any(len(row) > 1 for row in r["table_iv"]):
         print("\nTable IV: bug levels per system and method (L1 also wrong in RBT, L2 in a seed with an RBT bug, "
               "L3 in a seed RBT found clean)")

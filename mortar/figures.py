@@ -196,13 +196,13 @@ def study_heatmap(matrix: pd.DataFrame) -> go.Figure:
 
 
 def robustness(rows: list[dict]) -> go.Figure:
-    """RBT accuracy against the share of metamorphic checks passed per system, and the drop between them, each
-    with its bootstrap interval."""
+    """Accuracy on the seed dialogues against the perturbed ones, on the same questions (``study_report``), per
+    system, and the drop between them, each with its bootstrap interval."""
     frame = pd.DataFrame(rows)
     systems = [html.escape(str(s)) for s in frame["system"]]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Seed dialogues vs perturbed: share passed",
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Accuracy: seed dialogues vs perturbed ones",
                                                         "Robustness drop (lower is more robust)"))
-    for name, colour in (("RBT accuracy", PALETTE[0]), ("MR checks passed", PALETTE[1])):
+    for name, colour in (("seed accuracy", PALETTE[0]), ("perturbed accuracy", PALETTE[1])):
         fig.add_trace(go.Bar(x=systems, y=frame[name], name=name, marker_color=colour, error_y=dict(
             type="data", symmetric=False, array=frame[f"{name} high"] - frame[name],
             arrayminus=frame[name] - frame[f"{name} low"])), 1, 1)

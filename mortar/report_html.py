@@ -102,8 +102,9 @@ def study_html(con, study_id: str) -> str:
         ("systems", "Systems", _table(r["systems"])),
         ("side-by-side", "Side by side", _figure("heatmap", figures.study_heatmap(metrics_matrix(r)))
          + _table(r["headline"])),
-        ("robustness", "Robustness drop", '<p class="caption">RBT accuracy (the seed dialogues) minus the share of '
-         "metamorphic checks passed (the perturbed ones), with 95% bootstrap intervals over the seeds.</p>"
+        ("robustness", "Robustness drop", '<p class="caption">On the same questions (the perturbed versions MR1 '
+         "checked: context kept, same reference), accuracy in the seed dialogue minus accuracy in the perturbed one, "
+         "with 95% bootstrap intervals over the seeds.</p>"
          + _figure("robustness", figures.robustness(r["robustness"])) + _table(r["robustness"])),
         ("table-iv", "Table IV: bug levels per system", _table(r["table_iv"])),
         ("table-vi", "Table VI: test cases and MR checks per perturbation", _table(r["table_vi"])),

@@ -1,8 +1,11 @@
 """A study's report: the paper's tables with one row per system (Tables IV, VI, VII, VIII), Rate+ and NBugs with
 bootstrap intervals over the seeds, the robustness drop, critical bugs and PPD per system, read from the store.
 
-The robustness drop is how much worse a system does when the dialogue is perturbed than on the seed: the share of
-RBT checks it passes (its accuracy on the seed dialogues) minus the share of metamorphic checks it passes. The
+The robustness drop is how much worse a system does when the dialogue is perturbed than on the seed, on the same
+questions: over the perturbed versions of seed questions whose context was kept (MR1, judged against the same
+reference), the share whose seed question the system answered right (RBT) minus the share it answered right in the
+perturbed dialogue. RBT accuracy over every seed question and the share of every metamorphic check passed are
+given beside it. The
 intervals are percentile bootstraps over the seed dialogues, the same resamples for every system (they share the
 suite's seeds), as ``mortar compare`` does for two runs.
 """
@@ -18,7 +21,7 @@ from mortar import reports, store
 from mortar.compare import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE, percentile_interval
 from mortar.methods import method_label_of
 from mortar.metrics import critical_bugs, rate_plus
-from mortar.vocab import LEVELS, RBT
+from mortar.vocab import LEVELS, MR1, RBT
 
 PAPER_TABLES = ("table_vi", "table_vii", "table_viii")  # method tables read per system (Table IV: the levels)
 
@@ -114,18 +117,45 @@ def _headline(checks, report: dict, seeds, weights) -> list[dict]:
 
 
 def _robustness(checks, seeds, weights) -> dict:
-    """RBT accuracy, the share of metamorphic checks passed, and the drop between them, with intervals."""
-    rbt = _per_seed(checks, seeds, lambda c: c.relation == RBT)
-    mr = _per_seed(checks, seeds, lambda c: c.relation != RBT)
+    """Accuracy on the seed dialogues against accuracy on the perturbed ones, on the same questions: over the
+    perturbed versions of seed questions judged against the reference (MORTAR's MR1: the context was kept; without
+    MR1, every metamorphic check of a seed question), the share whose seed question passed RBT and the share that
+    passed themselves; the robustness drop is the difference. Beside them RBT accuracy over every seed question and
+    the share of every metamorphic check passed; each with its interval."""
+    rbt_passed = {(c.seed_id, c.source_round): not c.violated for c in checks if c.relation == RBT}
+    perturbed = MR1 if any(c.relation == MR1 for c in checks) else None
+    paired = defaultdict(lambda: [0, 0, 0])  # seed → versions, their seed question passed RBT, they passed
+    for c in checks:
+        if (c.relation == perturbed if perturbed else c.relation != RBT) and (c.seed_id, c.source_round) in rbt_passed:
+            row = paired[c.seed_id]
+            row[0] += 1
+            row[1] += rbt_passed[(c.seed_id, c.source_round)]
+            row[2] += not c.violated
+    counts = np.array([paired[s] if s in paired else [0, 0, 0] for s in seeds], dtype=float).reshape(len(seeds), 3)
+    totals = weights @ counts if weights.size else np.zeros((0, 3))
 
-    def passed(counts):  # share of checks passed, from (checks, bugs) summed over the seeds or resamples
-        return 1 - rate_plus(counts[..., 1], counts[..., 0])
+    def share(rows, column):  # passed / versions, NaN where there are none
+        return 1 - rate_plus(rows[..., 0] - rows[..., column], rows[..., 0])
 
-    point_rbt, point_mr = passed(rbt.sum(axis=0)), passed(mr.sum(axis=0))
-    boot_rbt, boot_mr = (passed(weights @ rbt), passed(weights @ mr)) if weights.size else (np.zeros(0), np.zeros(0))
-    return {**_with_interval("RBT accuracy", float(point_rbt), boot_rbt),
-            **_with_interval("MR checks passed", float(point_mr), boot_mr),
-            **_with_interval("robustness drop", float(point_rbt - point_mr), boot_rbt - boot_mr)}
+    point = counts.sum(axis=0)
+    seed_acc, pert_acc = float(share(point, 1)), float(share(point, 2))
+    everything = {"RBT accuracy": _per_seed(checks, seeds, lambda c: c.relation == RBT),
+                  "MR checks passed": _per_seed(checks, seeds, lambda c: c.relation != RBT)}
+
+    def passed(rows):
+        return 1 - rate_plus(rows[..., 1], rows[..., 0])
+
+    result = {}
+    for name in ("RBT accuracy", "MR checks passed"):
+        c = everything[name]
+        result.update(_with_interval(name, float(passed(c.sum(axis=0))),
+                                     passed(weights @ c) if weights.size else np.zeros(0)))
+    return {"RBT accuracy": result.pop("RBT accuracy"), "RBT accuracy low": result.pop("RBT accuracy low"),
+            "RBT accuracy high": result.pop("RBT accuracy high"),
+            **_with_interval("seed accuracy", seed_acc, share(totals, 1)),
+            **_with_interval("perturbed accuracy", pert_acc, share(totals, 2)),
+            **_with_interval("robustness drop", seed_acc - pert_acc, share(totals, 1) - share(totals, 2)),
+            **result}
 
 
 def breakdown(checks) -> list[dict]:

@@ -59,9 +59,10 @@ matrix = metrics_matrix(r)
 st.plotly_chart(figures.study_heatmap(matrix), width="stretch", key="s-heat")
 ui.csv_download(matrix.rename_axis("system").reset_index(), f"{study_id}-matrix", "s-heat-csv")
 st.plotly_chart(figures.robustness(r["robustness"]), width="stretch", key="s-robust")
-st.caption("RBT accuracy: the share of seed questions answered like the gold answer. MR checks passed: the share of "
-           "metamorphic checks (the perturbed dialogues) passed. The drop between them is how much worse a system "
-           "does in multi-turn use; the whiskers are 95% bootstrap intervals over the seed dialogues.")
+st.caption("On the same questions — the perturbed versions of seed questions that kept their context (MR1) — seed "
+           "accuracy is the share answered right in the seed dialogue (RBT), perturbed accuracy the share answered "
+           "right in the perturbed one. The drop between them is how much worse a system does in multi-turn use; "
+           "the whiskers are 95% bootstrap intervals over the seed dialogues.")
 
 relations_tab, perturbations_tab, levels_tab, vi_tab, headline_tab = st.tabs(
     ["Per relation (Table VIII)", "Per perturbation (Table VII)", "Bug levels (Table IV)", "Test cases (Table VI)",
