@@ -185,9 +185,12 @@ def study_problems(study: Study, env=None) -> list[str]:
 
 
 def study_id_for(study: Study, dataset: Dataset) -> str:
-    """Same suite, same study: the systems are not part of it, so adding one keeps the study."""
+    """Same suite and name, same study: the systems are not part of it, so adding one keeps the study (and another
+    name on the same suite is another study)."""
     suite = {k: v for k, v in study.suite.to_json().items() if k not in (*SUT_FIELDS, "profile")}
     suite["dataset"] = dataset.sha256
+    if study.name:
+        suite["study name"] = study.name
     digest = hashlib.sha256(json.dumps(suite, sort_keys=True, default=str).encode()).hexdigest()[:12]
     return f"{store.STUDY_PREFIX}{digest}"
 

@@ -78,8 +78,10 @@ def test_the_report_has_the_papers_tables_with_one_row_per_system(studied):
 def test_adding_a_system_answers_only_that_system(studied, tmp_path):
     db, result, _ = studied
     suts = {n: Counting(n) for n in (*NAMES, "fourth")}
-    again = run_study(Study(SUITE, systems(*NAMES, "fourth")), db=db, suts_by_name=suts)
+    again = run_study(Study(SUITE, systems(*NAMES, "fourth"), "three scripted"), db=db, suts_by_name=suts)
     assert again.study_id == result.study_id
+    other = run_study(Study(SUITE, systems("plain"), "another name"), db=db, suts_by_name=suts)
+    assert other.study_id != result.study_id and suts["plain"].calls == 0  # another study, the same run
     assert [suts[n].calls for n in NAMES] == [0, 0, 0] and suts["fourth"].calls > 0
     assert [n for n, r in again.results.items() if r is not None] == ["fourth"]
     with store.connect(db, read_only=True) as con:
@@ -231,7 +233,7 @@ def test_the_study_page_shows_the_systems_side_by_side_and_links_to_their_detect
 
     db, result, _ = studied
     monkeypatch.setenv("MORTAR_DB", str(db))
-    at = app("study")
+    at = app("study", **{"s-study": result.study_id})
     titles = [c.proto.spec for c in at.get("plotly_chart")]
     assert any("Systems side by side" in t for t in titles) and any("Robustness drop" in t for t in titles)
     viii = next(d.value for d in at.dataframe if "MR1" in d.value.columns)
