@@ -417,12 +417,7 @@ def export_study(args) -> None:
         with store.connect(args.db, read_only=True) as con:
             study_id = store.resolve_study_id(con, args.run_id)
             page = study_html(con, study_id)
-        try:
-            Path(args.out).write_text(page, encoding="utf-8")
-        except OSError as e:
-            raise UserError(f"{args.out}: cannot write: {e.strerror}") from None
-        print(f"report of study {study_id} → {args.out} (one HTML file that opens offline)")
-        return
+        return write_page(page, args.out, f"study {study_id}")
     if args.what not in (None, "metrics") or args.format == "junit":
         raise UserError("a study exports its metrics (one row per system × relation × perturbation, --what metrics) "
                         "or its HTML report (--format html); export a system's run for the rest")
@@ -477,11 +472,15 @@ def export_html(args) -> None:
     with store.connect(args.db, read_only=True) as con:
         run_id = store.resolve_run_id(con, args.run_id)
         page = html_report(con, run_id)
+    write_page(page, args.out, f"run {run_id}")
+
+
+def write_page(page: str, out: str, what: str) -> None:
     try:
-        Path(args.out).write_text(page, encoding="utf-8")
+        Path(out).write_text(page, encoding="utf-8")
     except OSError as e:
-        raise UserError(f"{args.out}: cannot write: {e.strerror}") from None
-    print(f"report of run {run_id} → {args.out} (one HTML file that opens offline)")
+        raise UserError(f"{out}: cannot write: {e.strerror}") from None
+    print(f"report of {what} → {out} (one HTML file that opens offline)")
 
 
 def write_frame(frame, out: str, fmt: str) -> None:

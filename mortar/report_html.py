@@ -71,17 +71,21 @@ def html_report(con, run_id: str) -> str:
     ]
     meta = {"SUT": config.sut_model, "dataset": run["dataset"], "oracle": f"{config.oracle} (ε = {config.threshold})",
             "context check": config.kg_model, "created": f"{run['created_at']:%Y-%m-%d %H:%M}", "status": run["status"]}
-    title = f"MORTAR report — run {run_id}"
-    against_paper = settings_lines(config.raw.get("run_config"))
+    meta_line = " · ".join(f"{escape(k)}: {escape(str(v))}" for k, v in meta.items())
+    return _document(f"MORTAR report — run {run_id}", meta_line, settings_lines(config.raw.get("run_config")), sections)
+
+
+def _document(title: str, meta_line: str, against_paper: list[str], sections: list[tuple[str, str, str]]) -> str:
+    """One self-contained HTML page: the title, a meta line, how the settings differ from the paper's, a
+    navigation bar and the (key, name, body) sections; plotly.js inline once, so it opens without a network."""
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title><style>{STYLE}</style>",
-        # plotly.js once, inline: the file must open without a network
         "<script>window.PlotlyConfig = {MathJaxConfig: 'local'};</script>",
         f"<script>{get_plotlyjs()}</script>", "</head><body>",
         f"<h1>{escape(title)}</h1>",
-        '<p class="meta">' + " · ".join(f"{escape(k)}: {escape(str(v))}" for k, v in meta.items()) + "</p>",
+        *([f'<p class="meta">{meta_line}</p>'] if meta_line else []),
         *([f'<p class="meta" id="against-paper">{"<br>".join(escape(line) for line in against_paper)}</p>']
           if against_paper else []),
         "<nav>" + "".join(f'<a href="#{key}">{escape(name)}</a>' for key, name, _ in sections) + "</nav>",
@@ -115,20 +119,8 @@ def study_html(con, study_id: str) -> str:
          + (_figure("per-relation", figures.study_breakdown(r["table_viii"], "relation")) if r["table_viii"] else "")),
         *([("precision", "Precision per system", _table(r["precision"]))] if r["precision"] else []),
     ]
-    title = f"MORTAR study — {study_id}"
-    against_paper = settings_lines(r["config"])
-    return "\n".join([
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(title)}</title><style>{STYLE}</style>",
-        "<script>window.PlotlyConfig = {MathJaxConfig: 'local'};</script>",
-        f"<script>{get_plotlyjs()}</script>", "</head><body>",
-        f"<h1>{escape(title)}</h1>",
-        f'<p class="meta" id="against-paper">{"<br>".join(escape(line) for line in against_paper)}</p>',
-        "<nav>" + "".join(f'<a href="#{key}">{escape(name)}</a>' for key, name, _ in sections) + "</nav>",
-        *(f'<section id="{key}"><h2>{escape(name)}</h2>\n{body}</section>' for key, name, body in sections),
-        "</body></html>",
-    ])
+    systems = f"{len(r['systems'])} systems: " + ", ".join(escape(row["system"]) for row in r["systems"])
+    return _document(f"MORTAR study — {study_id}", systems, settings_lines(r["config"]), sections)
 
 
 # -- sections --------------------------------------------------------------------------------------------

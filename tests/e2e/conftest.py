@@ -96,10 +96,19 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser):
+@contextmanager
+def fresh_page(browser):
+    """A page in a browser context of its own (1440×1000, 30 s timeouts), closed after."""
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     pg = context.new_page()
     pg.set_default_timeout(30_000)
-    yield pg
-    context.close()
+    try:
+        yield pg
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page(browser):
+    with fresh_page(browser) as pg:
+        yield pg

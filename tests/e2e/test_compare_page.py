@@ -8,7 +8,7 @@ import re
 from mortar.run import RunConfig, run
 from tests import test_compare as tiny
 from tests.e2e import test_dashboard as dashboard
-from tests.e2e.conftest import serve
+from tests.e2e.conftest import fresh_page, serve
 
 
 def test_compare_page_shows_both_systems_side_by_side(tmp_path, browser):
@@ -22,10 +22,7 @@ def test_compare_page_shows_both_systems_side_by_side(tmp_path, browser):
     run_b = run(None, config, db=db, sut=tiny.sut_b()).run_id
 
     with serve(db, "e2e-server-compare.log") as url:
-        context = browser.new_context(viewport={"width": 1440, "height": 1000})
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        try:
+        with fresh_page(browser) as page:
             page.goto(f"{url}/compare?a={run_a}&b={run_b}")
             page.get_by_role("heading", name="Compare runs").first.wait_for()
             table = page.locator('[data-testid="stTable"]').first
@@ -45,5 +42,3 @@ def test_compare_page_shows_both_systems_side_by_side(tmp_path, browser):
             assert "on the hill" in text and re.search(r"ORIG", text)
             assert page.locator('[data-testid="stException"]').count() == 0
             dashboard.shot(page, "23-compare")
-        finally:
-            context.close()

@@ -4,7 +4,7 @@ the detections behind a cell; screenshots go to tests/artifacts/."""
 
 from tests.conftest import SAMPLE
 from tests.e2e import test_dashboard as dashboard
-from tests.e2e.conftest import serve
+from tests.e2e.conftest import fresh_page, serve
 from tests.scripted_sut import scripted_study
 
 
@@ -12,10 +12,7 @@ def test_the_study_page_reads_six_systems_side_by_side(tmp_path, browser):
     db = tmp_path / "study.duckdb"
     result = scripted_study(db, SAMPLE, n_systems=6, n_seeds=5)
     with serve(db, "e2e-server-study.log") as url:
-        context = browser.new_context(viewport={"width": 1440, "height": 1000})
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        try:
+        with fresh_page(browser) as page:
             page.goto(f"{url}/study?study={result.study_id}")
             page.get_by_role("heading", name="Studies").first.wait_for()
             page.locator("#fig-heat, .js-plotly-plot").first.wait_for()
@@ -46,5 +43,3 @@ def test_the_study_page_reads_six_systems_side_by_side(tmp_path, browser):
             dashboard.settle(page)
             assert dashboard.metric_value(page, "Matching detections") == expected
             dashboard.shot(page, "26-study-to-violations")
-        finally:
-            context.close()
