@@ -263,3 +263,18 @@ def test_a_study_job_hands_the_study_to_its_process_unchanged(tmp_path):
     assert back == study
     line = jobs.describe_job({"study": study_document(study)})
     assert line.startswith("study mine: 2 systems (a, b) · ") and "sample_coqa.json (first 2 seeds)" in line
+
+
+def test_ppd_per_system_once_its_detections_are_labelled(studied):
+    from mortar import labels
+
+    db, result, _ = studied
+    run_id = result.runs["polite"]
+    with store.connect(db, read_only=True) as con:
+        first, second = [d for d, *_ in store.run_detections(con, run_id)][:2]
+    labels.save_label(run_id, first, "ann", 2, db=db)  # a true positive (score below 6)
+    labels.save_label(run_id, second, "ann", 9, db=db)  # a false positive
+    with store.connect(db, read_only=True) as con:
+        precision = {row["system"]: row for row in study_report(con, result.study_id)["precision"]}
+    assert list(precision) == ["polite"] and precision["polite"]["labelled"] == 2
+    assert precision["polite"]["PPD"] == 0.5
