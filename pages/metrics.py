@@ -9,6 +9,7 @@ import streamlit as st
 from mortar import figures, report_html, store, ui
 from mortar import reports
 from mortar.figures import LEVEL_COLOURS
+from mortar.profiles import settings_lines
 from mortar.vocab import LEVELS, MT, RBT
 
 st.title("Metrics")
@@ -42,6 +43,9 @@ for col, (name, value, help_key) in zip(cols, [
     col.metric(name, ui.fmt(value, 2) if isinstance(value, float) else value, help=ui.help_for(help_key))
 if labelled:
     st.caption(f"PPD from {labelled} labelled detections.")
+against = ui.read(lambda con: settings_lines(store.run_config(con, run_id).get("run_config")))
+if against:
+    st.caption(ui.md_escape(against[0] + " " + "; ".join(line.strip() for line in against[1:])))
 st.download_button("Report to share (HTML)", data=lambda: ui.read(report_html.html_report, run_id).encode(),
                    file_name=f"{run_id}-report.html", mime="text/html", key="m-report-html",
                    icon=":material/description:", on_click="ignore",

@@ -47,7 +47,7 @@ r = report(str(store.db_path()), study_id, stamp)
 st.dataframe(pd.DataFrame(r["systems"]), hide_index=True, width="stretch", key="s-systems")
 against = settings_lines(r["config"])
 if against:
-    st.caption(ui.md_escape(" ".join(line.strip() for line in against)))
+    st.caption(ui.md_escape(against[0] + " " + "; ".join(line.strip() for line in against[1:])))
 if not r["headline"]:
     st.info("No system's run is done yet: the tables appear as the runs finish (progress on the Launch page).")
     st.stop()

@@ -365,6 +365,7 @@ def test_metrics_page_shows_the_papers_tables_and_figures(db, run_id):
         cases, verdicts = store.read_cases_and_verdicts(con, run_id)
         report = reports.report(store.read_checks(con, run_id), cases, verdicts)
     assert metric(at, "MT NBugs") == str(report["metrics"]["MT"]["NBugs"])
+    assert any("differ from the paper's: oracle: answer" in c.value and "paper: cosine" in c.value for c in at.caption)
     headline = at.dataframe[0].value.set_index("method")
     assert headline.loc["MT", "BPTC"] == pytest.approx(report["metrics"]["MT"]["BPTC"])
     tables = [d.value for d in at.dataframe[1:5]]
