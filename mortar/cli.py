@@ -263,11 +263,13 @@ def print_study(con, study_id: str) -> None:
         print("\nno system's run is done yet")
         return
     headline = pd.DataFrame(r["headline"])
-    headline["NBugs"] = [f"{v:.0f} [{lo:.0f}, {hi:.0f}]" for v, lo, hi in
+    headline["NBugs"] = [f"{v:.0f} [{lo:.0f}, {hi:.0f}]" if lo == lo else f"{v:.0f}" for v, lo, hi in
                          zip(headline["NBugs"], headline["NBugs low"], headline["NBugs high"])]
     headline["Rate+"] = [_with_ci(v, lo, hi) for v, lo, hi in
                          zip(headline["Rate+"], headline["Rate+ low"], headline["Rate+ high"])]
-    print("\nNBugs and Rate+ per system and method, with 95% bootstrap intervals over the seeds")
+    intervals = "with 95% bootstrap intervals over the seeds" if headline["NBugs low"].notna().any() else \
+        "(one seed: no intervals)"
+    print(f"\nNBugs and Rate+ per system and method {intervals}")
     print(headline[["system", "method", "test_cases", "checks", "NBugs", "Rate+", "critical_bugs"]]
           .to_string(index=False))
     robust = pd.DataFrame(r["robustness"])

@@ -79,8 +79,9 @@ def _sut_text(spec: dict) -> str:
 
 
 def _resample_weights(n_seeds: int, resamples: int) -> np.ndarray:
-    """How often each seed is drawn in each resample (drawing n seeds with replacement), the same for every system."""
-    if not n_seeds:
+    """How often each seed is drawn in each resample (drawing n seeds with replacement), the same for every system.
+    With fewer than two seeds there is no spread to resample: no intervals."""
+    if n_seeds < 2:
         return np.zeros((0, 0))
     return np.random.default_rng(BOOTSTRAP_SEED).multinomial(n_seeds, np.full(n_seeds, 1 / n_seeds), size=resamples)
 
