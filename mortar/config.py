@@ -12,7 +12,6 @@ from mortar.chat import ChatConfigError
 from mortar.dataset import DatasetError, load_dataset
 from mortar.errors import InputError
 from mortar.kg.llm import LlmExtractor
-from mortar.kg.spacy_backend import SpacyExtractor
 from mortar.methods import methods, parse_methods
 from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.settings import from_json as settings_from_json
@@ -203,6 +202,8 @@ def make_extractor(backend: str):
 
     The LLM one reads its endpoint from the environment and raises ChatConfigError when none is set."""
     if backend == "spacy":
+        from mortar.kg.spacy_backend import SpacyExtractor  # heavy: spaCy, coreferee and torch, only to extract
+
         return SpacyExtractor()
     if backend == "llm":
         return LlmExtractor.from_env()

@@ -86,43 +86,50 @@ with headline_tab:
         st.markdown("**Precision of the labelled detections (PPD) per system**")
         st.dataframe(pd.DataFrame(r["precision"]), hide_index=True, width="stretch", key="s-ppd")
 
-st.subheader("The detections behind a cell")
-cells = pd.DataFrame(r["breakdown"])
-runs = dict(zip(systems["system"], systems["run_id"]))
-c1, c2, c3, c4 = st.columns([1, 1, 1, 1])
-system = c1.selectbox("System", list(dict.fromkeys(cells["system"])), key="s-cell-system")
-relation = c2.selectbox("Relation", list(dict.fromkeys(cells["relation"])), key="s-cell-relation")
-versions = list(dict.fromkeys(cells.loc[cells["relation"] == relation, "perturbation"]))
-perturbation = c3.selectbox("Perturbation", ["any", *versions], key="s-cell-pert")
-mine = cells[(cells["system"] == system) & (cells["relation"] == relation)
-             & ((cells["perturbation"] == perturbation) if perturbation != "any" else True)]
-bugs = int(mine["bugs"].sum())
-c4.metric("Detections", bugs, help="Violated checks of this system, relation and perturbation (a group detection "
-                                   "counts for each perturbation of its group).")
-if st.button("Open them in Violations", icon=":material/search:", disabled=bugs == 0, key="s-open"):
-    link = {"run": runs[system], "relation": relation}
-    if perturbation != "any":
-        link["perturbation"] = perturbation
-    st.session_state["current_run"] = runs[system]
-    st.switch_page("pages/violations.py", query_params=link)
+# The two pickers below rerun only their own part of the page (a fragment): the figures above stay as they are.
+@st.fragment
+def cell_detections(cells: pd.DataFrame, runs: dict[str, str]) -> None:
+    st.subheader("The detections behind a cell")
+    c1, c2, c3, c4 = st.columns([1, 1, 1, 1])
+    system = c1.selectbox("System", list(dict.fromkeys(cells["system"])), key="s-cell-system")
+    relation = c2.selectbox("Relation", list(dict.fromkeys(cells["relation"])), key="s-cell-relation")
+    versions = list(dict.fromkeys(cells.loc[cells["relation"] == relation, "perturbation"]))
+    perturbation = c3.selectbox("Perturbation", ["any", *versions], key="s-cell-pert")
+    mine = cells[(cells["system"] == system) & (cells["relation"] == relation)
+                 & ((cells["perturbation"] == perturbation) if perturbation != "any" else True)]
+    bugs = int(mine["bugs"].sum())
+    c4.metric("Detections", bugs, help="Violated checks of this system, relation and perturbation (a group detection "
+                                       "counts for each perturbation of its group).")
+    if st.button("Open them in Violations", icon=":material/search:", disabled=bugs == 0, key="s-open"):
+        link = {"run": runs[system], "relation": relation}
+        if perturbation != "any":
+            link["perturbation"] = perturbation
+        st.session_state["current_run"] = runs[system]
+        st.switch_page("pages/violations.py", query_params=link)
 
-st.subheader("One question, every system")
-done = [s for s in systems.itertuples() if s.status == "done"]
-first = done[0].run_id
-text = ui.read(store.seed_questions, first)
-if not text:
-    st.stop()
-flagged = ui.read(store.questions_with_detections, [s.run_id for s in done])
-keys = sorted(text, key=lambda k: (-flagged.get(k, 0), k))  # the questions with the most detections first
-seed_id, turn_id = st.selectbox("Seed question", keys, key="s-question",
-                                format_func=lambda k: f"{k[0]} · round {k[1]}: {text[k]}"
-                                + (f" · {flagged[k]} detections" if k in flagged else ""))
-answers = ui.read(store.question_answers, [s.run_id for s in done], seed_id, int(turn_id))
-gold = answers["gold_answer"].dropna()
-st.caption(f"Every version of the dialogue that asks this question (the seed as it is first), each system's answer "
-           f"there; gold answer: {ui.md_escape(gold.iloc[0]) if len(gold) else '–'}")
-shown = pd.DataFrame({"version": answers["perturbation"], "position": answers["position"],
-                      "question as asked": answers["question"],
-                      "EC": answers["ec_equivalent"].map({True: "equivalent", False: "not equivalent"}).fillna("–"),
-                      **{s.system: answers[s.run_id] for s in done}})
-st.dataframe(shown, hide_index=True, width="stretch", key="s-answers")
+
+@st.fragment
+def one_question(done: list) -> None:
+    st.subheader("One question, every system")
+    first = done[0].run_id
+    text = ui.read(store.seed_questions, first)
+    if not text:
+        return
+    flagged = ui.read(store.questions_with_detections, [s.run_id for s in done])
+    keys = sorted(text, key=lambda k: (-flagged.get(k, 0), k))  # the questions with the most detections first
+    seed_id, turn_id = st.selectbox("Seed question", keys, key="s-question",
+                                    format_func=lambda k: f"{k[0]} · round {k[1]}: {text[k]}"
+                                    + (f" · {flagged[k]} detections" if k in flagged else ""))
+    answers = ui.read(store.question_answers, [s.run_id for s in done], seed_id, int(turn_id))
+    gold = answers["gold_answer"].dropna()
+    st.caption(f"Every version of the dialogue that asks this question (the seed as it is first), each system's answer "
+               f"there; gold answer: {ui.md_escape(gold.iloc[0]) if len(gold) else '–'}")
+    shown = pd.DataFrame({"version": answers["perturbation"], "position": answers["position"],
+                          "question as asked": answers["question"],
+                          "EC": answers["ec_equivalent"].map({True: "equivalent", False: "not equivalent"}).fillna("–"),
+                          **{s.system: answers[s.run_id] for s in done}})
+    st.dataframe(shown, hide_index=True, width="stretch", key="s-answers")
+
+
+cell_detections(pd.DataFrame(r["breakdown"]), dict(zip(systems["system"], systems["run_id"])))
+one_question([s for s in systems.itertuples() if s.status == "done"])
