@@ -145,8 +145,8 @@ def test_launch_inspect_label_in_a_real_browser(dashboard, page):
     print(f"whole browser session: {time.monotonic() - started:.0f} s")
 
 
-@pytest.mark.parametrize("path", ["", "launch", "violations", "inspector", "labelling", "metrics", "compare",
-                                  "export", "datasets", "test_cases"])
+@pytest.mark.parametrize("path", ["", "launch", "violations", "inspector", "labelling", "metrics", "study",
+                                  "compare", "export", "datasets", "test_cases"])
 def test_deep_link_as_first_request_goes_through_app_py(tmp_path, browser, path):
     """A fresh server whose first request is a page URL must still run app.py (st.navigation), not the
     legacy pages/ auto-navigation that lists raw file names (app, datasets, …) in the sidebar."""
@@ -157,8 +157,8 @@ def test_deep_link_as_first_request_goes_through_app_py(tmp_path, browser, path)
             page.goto(f"{url}/{path}")
             links = page.locator('[data-testid="stSidebarNav"] a')
             links.first.wait_for(timeout=30_000)
-            wanted = ["Overview", "Launch", "Violations", "Inspector", "Labelling", "Metrics", "Compare", "Export",
-                      "Datasets", "Test cases"]
+            wanted = ["Overview", "Launch", "Violations", "Inspector", "Labelling", "Metrics", "Studies", "Compare",
+                      "Export", "Datasets", "Test cases"]
             deadline = time.monotonic() + 30
             while True:  # the first run may show Streamlit's own list for a moment, until it reruns through app.py
                 settle(page)
@@ -168,7 +168,8 @@ def test_deep_link_as_first_request_goes_through_app_py(tmp_path, browser, path)
                 page.wait_for_timeout(200)
             assert texts == wanted, texts
             page.get_by_text("Multi-turn metamorphic testing").first.wait_for()  # app.py's sidebar caption
-            page.get_by_role("heading", name=path.replace("_", " ").capitalize() or "Overview").first.wait_for()
+            heading = {"study": "Studies", "": "Overview"}.get(path, path.replace("_", " ").capitalize())
+            page.get_by_role("heading", name=heading).first.wait_for()
             assert page.locator('[data-testid="stException"]').count() == 0
         finally:
             context.close()
