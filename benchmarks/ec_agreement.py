@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mortar.context import check_case  # noqa: E402
-from mortar.dataset import load_dataset  # noqa: E402
+from mortar.formats import load_dataset  # noqa: E402
 from mortar.kg.spacy_backend import SpacyExtractor  # noqa: E402
 from mortar.metrics import cohen_kappa  # noqa: E402
 from mortar.perturb import PerturbationSettings, test_cases_for  # noqa: E402

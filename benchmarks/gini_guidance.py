@@ -30,7 +30,7 @@ from mortar import store  # noqa: E402
 from mortar.config import RunConfig  # noqa: E402
 from mortar.methods.dialtest import DialTestSettings  # noqa: E402
 from mortar.metrics import run_report  # noqa: E402
-from mortar.run import run  # noqa: E402
+from mortar.pipeline import run  # noqa: E402
 from mortar.vocab import DIALTEST_METHOD, GINI_TAU, GUIDES, SR, WI  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample_coqa.json"

@@ -35,7 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mortar import store  # noqa: E402
-from mortar.dataset import Seed, load_dataset  # noqa: E402
+from mortar.dataset import Seed  # noqa: E402
+from mortar.formats import load_dataset  # noqa: E402
 from mortar.execute import execute  # noqa: E402
 from mortar.perturb import original_case  # noqa: E402
 from mortar.store import StoreCache  # noqa: E402

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mortar.dataset import load_dataset  # noqa: E402
+from mortar.formats import load_dataset  # noqa: E402
 from mortar.kg.spacy_backend import SpacyExtractor  # noqa: E402
 
 

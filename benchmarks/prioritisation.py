@@ -28,7 +28,7 @@ from mortar.config import RunConfig  # noqa: E402
 from mortar.guide.prioritise import ORDERS, initial_order  # noqa: E402
 from mortar.methods import method_kinds  # noqa: E402
 from mortar.prioritise import prioritise_run  # noqa: E402
-from mortar.run import run  # noqa: E402
+from mortar.pipeline import run  # noqa: E402
 from mortar.vocab import METAL, METAL_METHOD, MORTAR_METHOD  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample_coqa.json"

@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from mortar.dataset import Dataset, load_dataset  # noqa: E402
+from mortar.dataset import Dataset  # noqa: E402
+from mortar.formats import load_dataset  # noqa: E402
 from mortar.execute import execute  # noqa: E402
 from mortar.perturb import PerturbationSettings, test_cases_for  # noqa: E402
 from mortar.store import StoreCache  # noqa: E402

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from mortar.chat import ChatError as ServiceError
 from mortar.config import KG_BACKENDS, RunConfig, make_extractor, validate
-from mortar.dataset import load_dataset
+from mortar.formats import FORMATS, load_dataset
 from mortar.errors import InputError
-from mortar.gate import EXIT_BUDGET_EXCEEDED, BudgetExceeded
+from mortar.budgets import EXIT_BUDGET_EXCEEDED, BudgetExceeded
 from mortar.guide.prioritise import INITIAL, ORDERS
 from mortar.guide.sensitivity import GOLD, SENSITIVITIES, TARGETS
 from mortar.methods import methods
@@ -81,6 +81,11 @@ def settings_from_args(args, method):
 
 
 def add_perturbation_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", dest="dataset_format", choices=list(FORMATS),
+                   help="the dataset's format (default: detected from the file): " + "; ".join(
+                       f"{f.name}: {f.text}" for f in FORMATS.values()))
+    p.add_argument("--grounding-field", metavar="FIELD",
+                   help="chat JSONL: the record field that holds the grounding text (default: the system message)")
     p.add_argument("--seed", type=int, default=0, help="run seed: same seed, same test cases (default 0)")
     add_settings_options(p, methods()[MORTAR_METHOD])
     p.add_argument("--kg-backend", choices=KG_BACKENDS, default=KG_BACKENDS[0],
@@ -106,9 +111,9 @@ def extractor_for(backend: str):
 
 
 def cmd_generate(args) -> None:
-    from mortar.run import case_records, generate, write_jsonl
+    from mortar.pipeline import case_records, generate, write_jsonl
 
-    dataset = load_dataset(args.dataset)
+    dataset = load_dataset(args.dataset, args.dataset_format, args.grounding_field)
     extractor = extractor_for(args.kg_backend)
     with ProgressBar() as bar:
         generated = generate(dataset, args.seed, settings_from(args), db=args.db, extractor=extractor, progress=bar)
@@ -125,37 +130,85 @@ def cmd_generate(args) -> None:
           f"{sum(not v.equivalent for v in rounds)} of {len(rounds)} rounds without equivalent context → {args.out}")
 
 
+# command-line option (its dest) → the run configuration's field it sets
+FIELD_OF = {"dataset": "dataset", "method": "methods", "sut": "sut", "seed": "run_seed", "oracle": "oracle",
+            "threshold": "threshold", "kg_backend": "kg_backend", "limit": "limit", "targets": "targets",
+            "budget": "budget", "order": "order", "max_new_tokens": "max_new_tokens", "lanes": "lanes",
+            "orig_repeats": "orig_repeats", "system_prompt": "system_prompt", "dataset_format": "dataset_format",
+            "grounding_field": "grounding_field"}
+
+
+def read_run_file(path: str) -> RunConfig:
+    """A run configuration from a YAML or JSON file (the keys ``RunConfig.to_json`` writes)."""
+    import yaml  # JSON is YAML too: one reader for both
+
+    try:
+        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise UserError(f"{path}: not YAML or JSON: {str(e).splitlines()[0]}") from None
+    if not isinstance(doc, dict):
+        raise UserError(f"{path}: a run file is a mapping of settings (dataset, methods, sut, …)")
+    if doc.get("dataset") and not Path(doc["dataset"]).exists() and (Path(path).parent / doc["dataset"]).exists():
+        doc["dataset"] = str(Path(path).parent / doc["dataset"])  # relative to the run file
+    try:
+        return RunConfig.from_json(doc)
+    except (ValueError, TypeError) as e:
+        raise UserError(f"{path}: not a run configuration: {e}") from None
+
+
 def config_from(args) -> RunConfig:
-    """The run configuration of the command line, or of the JSON file ``--config`` names."""
-    if args.config:
-        if args.dataset:
-            raise UserError("give either --config FILE or the run options (--dataset …), not both")
-        try:
-            return RunConfig.from_json(Path(args.config).read_text(encoding="utf-8"))
-        except OSError as e:
-            raise UserError(f"{args.config}: cannot read: {e.strerror}") from None
-        except (ValueError, TypeError) as e:
-            raise UserError(f"{args.config}: not a run configuration: {e}") from None
-    if not args.dataset:
-        raise UserError("--dataset is required (or --config FILE)")
+    """The run configuration of the command line; with ``--config FILE`` the file's, where the options given on
+    the command line override its values."""
+    given = getattr(args, "given", None) or set()
     try:
         settings = {name: settings_from_args(args, m) for name, m in methods().items()}
-        config = RunConfig(dataset=args.dataset, methods=args.method, sut=args.sut[0] if args.sut else DEFAULT_SUT,
-                           run_seed=args.seed, settings=settings, oracle=args.oracle, threshold=args.threshold,
-                           kg_backend=args.kg_backend, limit=args.limit, targets=args.targets, budget=args.budget,
-                           order=args.order, max_new_tokens=args.max_new_tokens, lanes=args.lanes,
-                           orig_repeats=args.orig_repeats, system_prompt=args.system_prompt)
+        cli = RunConfig(dataset=args.dataset, methods=args.method, sut=args.sut[0] if args.sut else DEFAULT_SUT,
+                        run_seed=args.seed, settings=settings, oracle=args.oracle, threshold=args.threshold,
+                        kg_backend=args.kg_backend, limit=args.limit, targets=args.targets, budget=args.budget,
+                        order=args.order, max_new_tokens=args.max_new_tokens, lanes=args.lanes,
+                        orig_repeats=args.orig_repeats, system_prompt=args.system_prompt,
+                        dataset_format=args.dataset_format, grounding_field=args.grounding_field)
     except ValueError as e:  # an unknown method name
         raise UserError(f"--method: {e}") from None
-    config, notes = apply_profile(config, args.profile)
+    if args.config:
+        config = read_run_file(args.config)
+        config = replace(config, **{FIELD_OF[d]: getattr(cli, FIELD_OF[d]) for d in given if d in FIELD_OF})
+        for name, method in methods().items():
+            changed = {o.name: getattr(cli.settings_of(name), o.name) for o in options(method.settings, name)
+                       if f"{name}__{o.name}" in given}
+            if changed:
+                config = config.with_settings(name, **changed)
+    elif not args.dataset:
+        raise UserError("--dataset is required (or --config FILE)")
+    else:
+        config = cli
+    config, notes = apply_profile(config, args.profile or None)
     for note in notes:
         print(note, file=sys.stderr)
     return config
 
 
+def given_options(parser: argparse.ArgumentParser, argv: list[str] | None) -> set[str]:
+    """The dests of the options typed on the command line (not left at their defaults): the same parser, every
+    default suppressed, parses the same arguments. (argparse's ``_actions``: tests/test_run_files.py fails if it
+    changes.)"""
+    parsers = [parser]
+    while parsers:
+        p = parsers.pop()
+        for action in p._actions:
+            action.default = argparse.SUPPRESS
+            if isinstance(action, argparse._SubParsersAction):
+                parsers += list(action.choices.values())
+                action.default = None
+        p._defaults.clear()
+    return set(vars(parser.parse_args(argv)))
+
+
 def cmd_run(args) -> None:
     from mortar.methods import methods
-    from mortar.run import run
+    from mortar.pipeline import run
 
     budgets, baseline = gate_options(args)  # a malformed budget is bad input before any work
     if args.sut and len(args.sut) > 1:
@@ -433,7 +486,7 @@ def export_study(args) -> None:
 def export_transformed(args) -> None:
     from mortar import store
     from mortar.methods import methods
-    from mortar.run import augmented_dataset, write_json
+    from mortar.pipeline import augmented_dataset, write_json
 
     if args.format not in (None, "json"):
         raise UserError("--what transformed writes a CoQA v1.0 JSON dataset; leave out --format")
@@ -554,7 +607,7 @@ def export_junit(args) -> None:
 def gate_options(args) -> tuple[list, str | None]:
     """The --fail-on budgets and the --baseline run (resolved), checked before any work starts."""
     from mortar import store
-    from mortar.gate import needs_baseline, parse_budgets
+    from mortar.budgets import needs_baseline, parse_budgets
 
     budgets = parse_budgets(args.fail_on)
     baseline = getattr(args, "baseline", None)
@@ -572,7 +625,7 @@ def check_budgets(db, run_id: str, budgets: list, baseline: str | None) -> None:
     BudgetExceeded (exit 3) when a budget is exceeded."""
     from mortar import store
     from mortar.compare import diff, read_pair
-    from mortar.gate import describe, enforce, gate_run
+    from mortar.budgets import describe, enforce, gate_run
 
     with store.connect(db, read_only=True) as con:
         results = gate_run(con, run_id, budgets, baseline)
@@ -605,7 +658,7 @@ def cmd_compare(args) -> None:
     from mortar import store
     from mortar.compare import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE, compare_runs, detection_rows,
                                 interval_table)
-    from mortar.gate import describe, enforce, gate_run, parse_budgets
+    from mortar.budgets import describe, enforce, gate_run, parse_budgets
 
     budgets = parse_budgets(args.fail_on)
     with store.connect(args.db, read_only=True) as con:
@@ -804,8 +857,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="test a dialogue system: generate → context check → execute → judge → store",
                          epilog=EXIT_CODES)
     run.add_argument("--dataset", help="CoQA v1.0 JSON or JSONL dialogues (required unless --config is given)")
-    run.add_argument("--config", help="the whole run configuration as JSON (as the dashboard writes it for a "
-                                      "background run), instead of the options below")
+    run.add_argument("-c", "--config", metavar="FILE",
+                     help="a run file: the run configuration as YAML or JSON (the keys of a stored run's "
+                          "run_config; the dashboard writes one for a background run); options given beside it "
+                          "override its values")
     run.add_argument("--sut", action="append",
                      help="system under test: smollm2 (default, local), gemma3-270m, a model folder, "
                           "openai[:MODEL] or groq[:MODEL] (keys from the environment)")
@@ -906,6 +961,7 @@ def _terminate(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.given = given_options(build_parser(), argv)
     signal.signal(signal.SIGTERM, _terminate)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:

@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from mortar.chat import ChatConfigError
-from mortar.dataset import DatasetError, load_dataset
+from mortar.dataset import DatasetError
+from mortar.formats import load_dataset
 from mortar.errors import InputError
 from mortar.kg.llm import LlmExtractor
 from mortar.methods import methods, parse_methods
@@ -54,6 +55,8 @@ class RunConfig:
     # The noise floor: ORIG is answered this many times; a detection on a seed question whose ORIG answers
     # disagree with each other is marked unstable and reported apart (1: ORIG once, as the paper)
     orig_repeats: int = 1
+    dataset_format: str | None = None  # the dataset's file format (``mortar.formats``); None: detected from the file
+    grounding_field: str | None = None  # chat JSONL: the record field that holds the grounding (else the system message)
     system_prompt: str | None = None  # the SUT's system prompt ("{story}" marks the story); None: the default one
     profile: str | None = None  # a named set of settings it was made with (``mortar.profiles``), for the record
 
@@ -107,7 +110,7 @@ def problems(config: RunConfig, check_services: bool = True, env=None) -> list[s
         found.append(f"{config.dataset}: no such dataset file")
     else:
         try:
-            load_dataset(config.dataset)
+            dataset_of(config)
         except DatasetError as e:
             found.append(str(e))
     for name, method in methods().items():
@@ -139,6 +142,11 @@ def problems(config: RunConfig, check_services: bool = True, env=None) -> list[s
     if check_services:
         found += _service_problems(config, env)
     return found
+
+
+def dataset_of(config: RunConfig):
+    """The configuration's dataset, read in its format (DatasetError: one line)."""
+    return load_dataset(config.dataset, config.dataset_format, config.grounding_field)
 
 
 def requirements(config: RunConfig) -> dict[str, str]:

@@ -1,14 +1,9 @@
-"""Seeds (CoQA-format dialogues) and test cases, with loaders that fail with one clear line.
-
-Two input formats:
-- CoQA v1.0 JSON (the official ``coqa-dev-v1.0.json`` reads unchanged; unknown fields ignored);
-- JSONL, one dialogue per line: ``{"id", "story" (optional), "rounds": [{"question", "answer" (optional)}]}``.
-"""
+"""Seeds (a grounding text and question/answer rounds) and test cases, and what the loaders share: the dataset,
+its one-line errors, and a reader of one record's fields (``Where``). The loaders of each file format are in
+``mortar.formats``."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,79 +90,7 @@ class Dataset:
         return Path(self.path).name
 
 
-def load_dataset(path: str | Path) -> Dataset:
-    """Read a CoQA JSON or JSONL dataset; raise DatasetError (one line) on any bad input."""
-    path = Path(path)
-    if not path.is_file():
-        raise DatasetError(f"{path}: file not found")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise DatasetError(f"{path}: not UTF-8 text (byte {e.start})") from None
-    if path.suffix.lower() == ".jsonl" or (not text.lstrip().startswith("{") and text.strip()):
-        seeds = _load_jsonl(path, text)
-    else:
-        seeds = _load_coqa(path, text)
-    if not seeds:
-        raise DatasetError(f"{path}: no dialogues in the file")
-    seen: dict[str, int] = {}
-    for i, seed in enumerate(seeds):
-        if seed.id in seen:
-            raise DatasetError(
-                f"{path}: record {i + 1} (id {seed.id!r}): field 'id': duplicate of record {seen[seed.id] + 1}"
-            )
-        seen[seed.id] = i
-    return Dataset(path=str(path), sha256=hashlib.sha256(raw).hexdigest(), seeds=tuple(seeds))
-
-
-def _load_coqa(path: Path, text: str) -> list[Seed]:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
-        raise DatasetError(f"{path}: field 'data': missing or not a list (expected CoQA v1.0 JSON)")
-    seeds = []
-    for i, rec in enumerate(doc["data"]):
-        where = _Where(path, i, rec)
-        questions = where.list_field("questions")
-        answers = where.list_field("answers")
-        if len(questions) != len(answers):
-            where.fail("questions/answers", f"{len(questions)} questions but {len(answers)} answers")
-        rounds = []
-        for k, (q, a) in enumerate(zip(questions, answers)):
-            turn_id = where.item_field(q, "questions", k, "turn_id", int)
-            a_turn = where.item_field(a, "answers", k, "turn_id", int)
-            if a_turn != turn_id:
-                where.fail(f"answers[{k}].turn_id", f"is {a_turn}, question {k + 1} has turn_id {turn_id}")
-            question = where.item_field(q, "questions", k, "input_text", str)
-            answer = where.item_field(a, "answers", k, "input_text", str)
-            rounds.append(Round(turn_id=turn_id, question=question, answer=answer))
-        seeds.append(where.seed(rounds, story_required=True))
-    return seeds
-
-
-def _load_jsonl(path: Path, text: str) -> list[Seed]:
-    seeds = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{path}: line {lineno}: invalid JSON at column {e.colno}: {e.msg}") from None
-        where = _Where(path, lineno - 1, rec, unit="line")
-        rounds = []
-        for k, r in enumerate(where.list_field("rounds")):
-            question = where.item_field(r, "rounds", k, "question", str)
-            answer = where.item_field(r, "rounds", k, "answer", str, required=False)
-            rounds.append(Round(turn_id=k + 1, question=question, answer=answer))
-        seeds.append(where.seed(rounds, story_required=False))
-    return seeds
-
-
-class _Where:
+class Where:
     """Field access for one record that turns every problem into a one-line DatasetError."""
 
     def __init__(self, path: Path, index: int, rec, unit: str = "record"):

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from mortar import store
-from mortar.config import RunConfig, make_run_sut
-from mortar.dataset import DatasetError, limited, load_dataset
+from mortar.config import RunConfig, dataset_of, make_run_sut
+from mortar.dataset import DatasetError, limited
 from mortar.errors import InputError
 from mortar.guide.prioritise import GINI_ORDER, RANDOM_ORDER, case_scores, evaluation, initial_order, order_by_scores
 from mortar.guide.sensitivity import require_local
@@ -39,7 +39,7 @@ def prioritise_run(run_id: str, by: str, db=None, target: str = "gold", progress
             raise InputError(f"run {run_id}: {e}") from None
         require_local(sut, f"--by {by}")
     try:
-        dataset = limited(load_dataset(config.dataset), config.limit)
+        dataset = limited(dataset_of(config), config.limit)
     except DatasetError as e:
         raise InputError(f"run {run_id}: its dataset cannot be read: {e}") from None
     seeds = [s for s in dataset.seeds if s.id in orig]

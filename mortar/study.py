@@ -29,13 +29,13 @@ import yaml
 
 from mortar import store
 from mortar import sut as suts
-from mortar.config import ConfigError, RunConfig, make_extractor, problems, sut_settings
-from mortar.dataset import Dataset, limited, load_dataset
+from mortar.config import ConfigError, RunConfig, dataset_of, make_extractor, problems, sut_settings
+from mortar.dataset import Dataset, limited
 from mortar.errors import InputError
 from mortar.methods import methods
 from mortar.oracle import Oracle
 from mortar.profiles import apply_profile
-from mortar.run import RunResult, make_test_cases, planned_run_id, run, suite_depends_on_sut
+from mortar.pipeline import RunResult, make_test_cases, planned_run_id, run, suite_depends_on_sut
 
 SUT_FIELDS = ("sut", "system_prompt", "max_new_tokens", "lanes")  # what a system sets; the suite sets the rest
 HTTP_KINDS = ("openai", "groq")
@@ -204,7 +204,7 @@ def run_study(study: Study, db=None, progress=None, suts_by_name: dict | None = 
     found = [p for p in study_problems(study, env) if not _given(p, study, suts_by_name)]
     if found:
         raise ConfigError(found)
-    full = load_dataset(study.suite.dataset)
+    full = dataset_of(study.suite)
     dataset = limited(full, study.suite.limit)
     study_id = study_id_for(study, full)
     extractor = extractor or make_extractor(study.suite.kg_backend)

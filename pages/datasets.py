@@ -4,7 +4,8 @@ import pandas as pd
 import streamlit as st
 
 from mortar import ui
-from mortar.dataset import DatasetError, load_dataset
+from mortar.dataset import DatasetError
+from mortar.formats import load_dataset
 
 st.title("Datasets")
 st.caption("Seed dialogues: a story plus question/answer rounds (CoQA format). Perturbations turn every seed into "

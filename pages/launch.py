@@ -10,7 +10,8 @@ import streamlit as st
 
 from mortar import ui
 from mortar.config import KG_BACKENDS, RunConfig, problems
-from mortar.dataset import DatasetError, load_dataset
+from mortar.dataset import DatasetError
+from mortar.formats import load_dataset
 from mortar.methods import methods
 from mortar.guide.prioritise import INITIAL, ORDERS
 from mortar.guide.sensitivity import SENSITIVITIES

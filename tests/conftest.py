@@ -41,8 +41,8 @@ def db(tmp_path):
 
 def scripted_store(tmp_path_factory, name: str, limit: int) -> tuple[Path, str]:
     """A store holding one scripted-SUT run of the first `limit` sample seeds: (its path, the run id)."""
-    from mortar.dataset import load_dataset
-    from mortar.run import RunConfig, run
+    from mortar.formats import load_dataset
+    from mortar.pipeline import RunConfig, run
     from tests.scripted_sut import ScriptedSUT
 
     db = tmp_path_factory.mktemp(name) / "built.duckdb"

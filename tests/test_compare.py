@@ -13,11 +13,11 @@ from mortar import store
 from mortar.cli import main
 from mortar.compare import RATE_PLUS, compare, compare_runs
 from mortar.errors import InputError
-from mortar.gate import EXIT_BUDGET_EXCEEDED, Budget, parse_budget, parse_budgets
+from mortar.budgets import EXIT_BUDGET_EXCEEDED, Budget, parse_budget, parse_budgets
 from mortar.junit import junit_xml
 from mortar.reports import run_report
 from mortar.relations import Check
-from mortar.run import RunConfig, run
+from mortar.pipeline import RunConfig, run
 from mortar.sut.base import SUT
 from mortar.vocab import ALL, L1, L2, L3, LEVELS, MR1, MR4, RATE, RBT
 

@@ -4,11 +4,12 @@ import duckdb
 import pytest
 
 from mortar.context import check_case, leans_on_context
-from mortar.dataset import Dataset, Round, Seed, TestCase, load_dataset
+from mortar.dataset import Dataset, Round, Seed, TestCase
+from mortar.formats import load_dataset
 from mortar.kg.model import ExtractionError
 from mortar.kg.spacy_backend import SpacyExtractor
 from mortar.perturb import PerturbationSettings
-from mortar.run import generate, knowledge_graphs
+from mortar.pipeline import generate, knowledge_graphs
 
 STORY = ("Maria Lopez was a baker in the town of Kelso, and her sister Elena Lopez sold flowers. "
          "Every morning Maria baked forty loaves of rye bread. "

@@ -3,7 +3,8 @@ import re
 
 import pytest
 
-from mortar.dataset import DatasetError, load_dataset
+from mortar.dataset import DatasetError
+from mortar.formats import load_dataset
 from tests.conftest import SAMPLE, coqa_record
 
 

@@ -13,14 +13,15 @@ from hypothesis import strategies as st
 from mortar.store import StoreCache
 from mortar.cli import main
 from mortar.config import RunConfig
-from mortar.dataset import Round, Seed, load_dataset
+from mortar.dataset import Round, Seed
+from mortar.formats import load_dataset
 from mortar.guide.gini import (GiniUnavailable, Scored, answer_gini, gini_impurity, mean_gini_from_logprobs,
                                score_cases, search)
 from mortar.methods.dialtest import DialTestSettings, Operators, single_turn_case, unguided_cases
 from mortar.methods.dialtest_operators import NEGATIONS, WH_WORDS, WordInserter, choose_replacement, protected
 from mortar.nlp import load_nlp
 from mortar.oracle.embeddings import Embeddings
-from mortar.run import run
+from mortar.pipeline import run
 from mortar.sut import Conversation, Turn, make_sut
 from mortar.vocab import BT, DT_INV, DT_REF, GINI, RANDOM, SR, WI
 from tests.conftest import SAMPLE

@@ -11,7 +11,8 @@ import duckdb
 import pytest
 
 from mortar.store import StoreCache
-from mortar.dataset import Round, Seed, TestCase, load_dataset
+from mortar.dataset import Round, Seed, TestCase
+from mortar.formats import load_dataset
 from mortar import execute as execute_module
 from mortar.execute import build_tree, execute
 from mortar.perturb import PerturbationSettings, test_cases_for
@@ -167,7 +168,7 @@ def test_another_process_can_read_the_store_while_the_sut_answers(db, monkeypatc
 CHILD = """
 import sys
 from pathlib import Path
-from mortar.dataset import load_dataset
+from mortar.formats import load_dataset
 from mortar.execute import execute
 from mortar.store import StoreCache
 from mortar.perturb import PerturbationSettings, test_cases_for

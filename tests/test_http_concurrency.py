@@ -19,10 +19,11 @@ from mortar.store import StoreCache
 from mortar import jobs
 from mortar.cli import ProgressBar, main
 from mortar.config import ConfigError, RunConfig, make_run_sut, validate
-from mortar.dataset import Round, Seed, load_dataset
+from mortar.dataset import Round, Seed
+from mortar.formats import load_dataset
 from mortar.execute import execute
 from mortar.perturb import PerturbationSettings, original_case, perturbed_cases
-from mortar.run import run, run_id_for, run_key
+from mortar.pipeline import run, run_id_for, run_key
 from mortar.sut import DEFAULT_MAX_NEW_TOKENS, Conversation, SutError, ThreadedSession, make_sut
 from tests.conftest import ROOT, SAMPLE
 from tests.scripted_sut import ScriptedSUT
@@ -215,7 +216,7 @@ def test_progress_lines_come_at_least_every_interval_even_without_reports():
 
 def test_mortar_run_without_a_terminal_logs_progress_and_records_its_lanes(tmp_path, capsys, monkeypatch):
     import mortar.cli
-    import mortar.run
+    import mortar.pipeline
     from mortar import store
 
     def scripted(config):
@@ -224,7 +225,7 @@ def test_mortar_run_without_a_terminal_logs_progress_and_records_its_lanes(tmp_p
         return sut
 
     monkeypatch.setattr(mortar.cli, "PROGRESS_LOG_EVERY_S", 0.2)
-    monkeypatch.setattr(mortar.run, "make_run_sut", scripted)
+    monkeypatch.setattr(mortar.pipeline, "make_run_sut", scripted)
     db = tmp_path / "p.duckdb"
     assert main(["run", "--dataset", str(SAMPLE), "--limit", "1", "--perturbations", "DRS", "DRD", "--lanes", "2",
                  "--db", str(db)]) == 0

@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mortar"
 # module (or package prefix) → layer; the most specific name wins
 LAYERS = {
     0: ["mortar.vocab", "mortar.errors"],
-    1: ["mortar.dataset", "mortar.kg.model", "mortar.kg", "mortar.verdict", "mortar.relations", "mortar.sut.base",
+    1: ["mortar.dataset", "mortar.formats", "mortar.kg.model", "mortar.kg", "mortar.verdict", "mortar.relations", "mortar.sut.base",
         "mortar.caches", "mortar.settings"],
     2: ["mortar.perturb", "mortar.context", "mortar.nlp", "mortar.wordnet", "mortar.oracle", "mortar.answers",
         "mortar.story_support", "mortar.alignment", "mortar.calibrate", "mortar.metrics", "mortar.guide",
@@ -19,9 +19,9 @@ LAYERS = {
         "mortar.execute", "mortar.selection"],
     3: ["mortar.methods"],
     4: ["mortar.store"],
-    5: ["mortar.config", "mortar.run", "mortar.judge", "mortar.reports", "mortar.compare", "mortar.gate",
+    5: ["mortar.config", "mortar.pipeline", "mortar.judge", "mortar.reports", "mortar.compare", "mortar.budgets",
         "mortar.junit", "mortar.report_html", "mortar.figures", "mortar.labels", "mortar.glossary", "mortar.jobs",
-        "mortar.prioritise", "mortar.profiles", "mortar.study", "mortar.study_report"],
+        "mortar.prioritise", "mortar.profiles", "mortar.study", "mortar.study_report", "mortar.api", "mortar.testing"],
     6: ["mortar.cli", "mortar.__main__", "mortar.ui"],
 }
 HEAVY = {"torch", "transformers", "spacy", "coreferee", "sentence_transformers", "streamlit", "plotly", "kaleido",
@@ -35,8 +35,8 @@ def module_name(path: Path) -> str:
 
 
 def layer_of(module: str) -> int:
-    if module == "mortar":  # the package itself: empty
-        return 0
+    if module == "mortar":  # the package itself: it hands out the Python API (mortar.api) on first use
+        return 6
     best, found = -1, None
     for layer, names in LAYERS.items():
         for name in names:
@@ -125,7 +125,7 @@ def test_lower_layers_stand_alone(module):
     import subprocess
     import sys
 
-    code = (f"import sys, {module}; bad = [m for m in sys.modules if m.startswith(('mortar.methods', 'mortar.run', "
+    code = (f"import sys, {module}; bad = [m for m in sys.modules if m.startswith(('mortar.methods', 'mortar.pipeline', "
             f"'mortar.config', 'mortar.reports'))]; print(bad); sys.exit(1 if bad else 0)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr

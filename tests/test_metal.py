@@ -7,13 +7,14 @@ import pytest
 
 from mortar import labels, store
 from mortar.cli import main
-from mortar.dataset import Round, Seed, load_dataset
+from mortar.dataset import Round, Seed
+from mortar.formats import load_dataset
 from mortar.methods.metal import (MetalSettings, Word, add_random_word, convert_to_leet, introduce_typos,
                                   metal_test_cases, synonym_replacement)
 from mortar.nlp import load_nlp
 from mortar.oracle import Oracle
 from mortar.judge import judge
-from mortar.run import RunConfig, run
+from mortar.pipeline import RunConfig, run
 from mortar.wordnet import synonyms
 from tests.conftest import SAMPLE
 from tests.scripted_sut import ScriptedSUT

@@ -8,10 +8,10 @@ import pytest
 
 from mortar import store
 from mortar.config import RunConfig, problems
-from mortar.dataset import load_dataset
+from mortar.formats import load_dataset
 from mortar.reports import run_report
 from mortar.perturb import original_case
-from mortar.run import run
+from mortar.pipeline import run
 from mortar.vocab import RBT
 from tests.conftest import ROOT, SAMPLE
 from tests.scripted_sut import ScriptedSUT

@@ -8,8 +8,8 @@ from streamlit.testing.v1 import AppTest
 
 from mortar import jobs, labels, store
 from mortar import reports
-from mortar.dataset import load_dataset
-from mortar.run import RunConfig, run
+from mortar.formats import load_dataset
+from mortar.pipeline import RunConfig, run
 from tests.conftest import ROOT, SAMPLE, fresh_copy, scripted_store
 from tests.scripted_sut import ScriptedSUT
 

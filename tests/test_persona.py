@@ -6,11 +6,11 @@ import json
 import pytest
 
 from mortar.cli import main
-from mortar.dataset import load_dataset
+from mortar.formats import load_dataset
 from mortar.methods import Making, methods
 from mortar.methods.persona import PersonaSettings
 from mortar.oracle import Oracle
-from mortar.run import RunConfig, run
+from mortar.pipeline import RunConfig, run
 from tests.conftest import SAMPLE
 from tests.scripted_sut import ScriptedSUT
 

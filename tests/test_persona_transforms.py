@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mortar.dataset import load_dataset
+from mortar.formats import load_dataset
 from mortar.methods.persona_transforms import (NAMED, names_in, rewrite_story, swap_noise, synonymous_sentences,
                                                unrelated_passage)
 from tests.conftest import SAMPLE

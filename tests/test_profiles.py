@@ -4,13 +4,13 @@ says which settings differ from the paper's."""
 import pytest
 
 import mortar.methods.mortar as mortar_method
-import mortar.run as run_module
+import mortar.pipeline as run_module
 from mortar import store
 from mortar.cli import main
 from mortar.config import RunConfig
-from mortar.dataset import load_dataset
+from mortar.formats import load_dataset
 from mortar.profiles import apply_profile, differences_from_paper, settings_lines
-from mortar.run import run
+from mortar.pipeline import run
 from tests.conftest import SAMPLE
 from tests.scripted_sut import ScriptedSUT
 

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from mortar.cli import main
-from mortar.dataset import load_dataset
+from mortar.formats import load_dataset
 from mortar.methods import METHODS, parse_methods, register_method
 from mortar.relations import RELATIONS, register_relation
-from mortar.run import RunConfig, run
+from mortar.pipeline import RunConfig, run
 from tests.conftest import SAMPLE
 from tests.scripted_sut import ScriptedSUT
 
@@ -120,7 +120,7 @@ def test_its_setting_is_an_option_of_mortar_run_and_enters_the_run_id(toy, capsy
     assert config.settings_of(TOY).repeats == 3
     assert RunConfig.from_json(config.to_json()) == config and config.to_json()["toy"] == {"repeats": 3}
 
-    from mortar.run import run_key
+    from mortar.pipeline import run_key
 
     from tests.test_run_ids import EXTRACTOR
     sut = ScriptedSUT()

@@ -11,10 +11,10 @@ from streamlit.testing.v1 import AppTest
 
 from mortar import store
 from mortar.cli import main
-from mortar.dataset import load_dataset
+from mortar.formats import load_dataset
 from mortar.methods import methods
 from mortar.report_html import example_detections, html_report
-from mortar.run import RunConfig, run
+from mortar.pipeline import RunConfig, run
 from mortar.vocab import LEVELS, MORTAR_METHOD, RBT
 from tests.conftest import ROOT, SAMPLE
 from tests.scripted_sut import SuffixSUT

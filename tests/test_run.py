@@ -13,8 +13,8 @@ import pytest
 
 from mortar import store
 from mortar.cli import main
-from mortar.dataset import load_dataset
-from mortar.run import RunConfig, run
+from mortar.formats import load_dataset
+from mortar.pipeline import RunConfig, run
 from tests.conftest import ROOT, SAMPLE
 from tests.scripted_sut import ScriptedSUT
 
@@ -65,8 +65,8 @@ def test_run_config_records_sut_coreference_and_versions(finished):
 
 KILL_SCRIPT = """
 import sys
-from mortar.dataset import load_dataset
-from mortar.run import RunConfig, run
+from mortar.formats import load_dataset
+from mortar.pipeline import RunConfig, run
 from tests.scripted_sut import make
 run(load_dataset(sys.argv[1]), RunConfig(sut="scripted", run_seed=3, limit=2), db=sys.argv[2],
     sut=make(sys.argv[3], sys.argv[4]))

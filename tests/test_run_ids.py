@@ -48,7 +48,7 @@ PINNED = {
 
 # Fields the stored configuration gained after the pins were taken (studies and the paper profile): at their
 # defaults they are left out of the digest, so the pins go on checking everything else.
-ADDED = {"system_prompt": None, "profile": None}
+ADDED = {"system_prompt": None, "profile": None, "dataset_format": None, "grounding_field": None}
 ADDED_MORTAR = {"follow_rule": True, "story_support": True}
 
 
@@ -62,9 +62,9 @@ def without_added(stored: dict) -> dict:
 @pytest.fixture
 def planned(tmp_path, monkeypatch, write_coqa):
     """(run id, stored configuration) of a configuration, as a run would store them; nothing is loaded or asked."""
-    import mortar.run as run_module
+    import mortar.pipeline as run_module
     from mortar.config import RunConfig
-    from mortar.dataset import load_dataset
+    from mortar.formats import load_dataset
     from mortar.methods import parse_methods
     from mortar.oracle import default_threshold
     from mortar.sut import make_sut, SutSettings

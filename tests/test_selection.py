@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from mortar.dataset import load_dataset
+from mortar.formats import load_dataset
 from mortar.selection import (candidates_for, full_pass_scores, gold_rank, hits_at_1, mrr, rank,
                               score_candidates)
 from mortar.sut import Conversation, SutError, Turn, make_sut

@@ -153,7 +153,7 @@ def test_white_box_options_need_a_local_model(tmp_path, capsys, monkeypatch):
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     from mortar.config import RunConfig
-    from mortar.run import run
+    from mortar.pipeline import run
 
     folder = tmp_path_factory.mktemp("prio")
     rounds = [{"question": r.question, "answer": r.answer} for r in SEED.rounds]
@@ -188,7 +188,7 @@ def test_a_run_with_a_budget_executes_the_first_cases_in_the_order(small_run, tm
     from dataclasses import replace
 
     from mortar import store
-    from mortar.run import run
+    from mortar.pipeline import run
 
     first, db, config = small_run
     assert main(["prioritise", first.run_id, "--by", "gri", "--db", str(db)]) == 0

@@ -4,9 +4,9 @@ import duckdb
 import pytest
 
 from mortar import store
-from mortar.dataset import load_dataset
+from mortar.formats import load_dataset
 from mortar.perturb import PerturbationSettings
-from mortar.run import generate
+from mortar.pipeline import generate
 from tests.conftest import ROOT, coqa_record
 
 TABLES = ("datasets", "seeds", "seed_rounds", "runs", "test_cases", "test_case_rounds")

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from mortar.store import StoreCache
-from mortar.dataset import TestCase, load_dataset
+from mortar.dataset import TestCase
+from mortar.formats import load_dataset
 from mortar.execute import execute
 from mortar.sut import Conversation, SutSettings, Turn, make_sut
 from mortar.sut.local import CACHE_DIR, load_model, stop_token_ids

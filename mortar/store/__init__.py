@@ -17,7 +17,7 @@ from mortar.store.cache import StoreCache
 from mortar.store.compare import (case_signatures, paired_answers, question_answers, questions_with_detections,
                                   run_dataset, run_seeds,
                                   seed_questions)
-from mortar.store.connection import (DEFAULT_DB, LOCK_WAIT_S, PROJECT_ROOT, RETRY_S, StoreBusy, connect, db_path,
+from mortar.store.connection import (DEFAULT_DB, LOCK_WAIT_S, MEMORY, PROJECT_ROOT, RETRY_S, StoreBusy, connect, db_path,
                                      open_file, open_read_only, process_lock, session, transaction)
 from mortar.store.detections import (GROUP_SORTABLE, NO_LEVEL, SORTABLE, UNKNOWN_SUT, DetectionFilter,
                                      detection_relations, filter_choices, find_detections, find_groups,
@@ -41,7 +41,7 @@ from mortar.store.writes import (upsert, write_adjudication, write_answers, writ
 
 __all__ = [
     "StoreCache",
-    "SCHEMA", "SCHEMA_SHA", "DEFAULT_DB", "LOCK_WAIT_S", "PROJECT_ROOT", "RETRY_S", "StoreBusy", "connect", "db_path", "open_file",
+    "SCHEMA", "SCHEMA_SHA", "DEFAULT_DB", "LOCK_WAIT_S", "MEMORY", "PROJECT_ROOT", "RETRY_S", "StoreBusy", "connect", "db_path", "open_file",
     "open_read_only", "process_lock", "session", "transaction",
     "upsert", "write_adjudication", "write_answers", "write_checks", "write_dataset", "write_graphs", "write_job",
     "write_label", "write_orig_samples", "write_outputs", "write_run", "write_run_metrics", "write_selections", "write_mutants", "write_priorities", "write_sensitivities", "write_run_status", "write_sut",

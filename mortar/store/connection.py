@@ -25,6 +25,8 @@ LOCK_WAIT_S = 30.0  # how long to wait for another process (a running run, the d
 RETRY_S = 30.0  # how long a write keeps retrying a transaction another writer made fail
 
 process_lock = threading.RLock()  # one connection at a time in this process (see the module docstring)
+MEMORY = ":memory:"  # as ``db``: a store that lives as long as the process (scripts, pytest), no file
+_memory = None
 
 
 class StoreBusy(RuntimeError):
@@ -32,7 +34,7 @@ class StoreBusy(RuntimeError):
 
 
 def db_path(explicit: str | os.PathLike | None = None) -> Path:
-    """``--db`` wins, then ``MORTAR_DB``, then ``data/mortar.duckdb`` in the project."""
+    """``--db`` wins, then ``MORTAR_DB``, then ``data/mortar.duckdb`` in the project (``":memory:"``: no file)."""
     return Path(explicit or os.environ.get("MORTAR_DB") or DEFAULT_DB)
 
 
@@ -74,6 +76,13 @@ def _open(path: Path, read_only: bool, wait_s: float):
 def connect(path: str | os.PathLike | None = None, read_only: bool = False):
     """A connection to the store (created with its schema on first write); an absent store reads as empty."""
     path = db_path(path)
+    if str(path) == MEMORY:
+        con = _memory_store().cursor()
+        try:
+            yield con
+        finally:
+            con.close()
+        return
     if read_only and not path.exists():
         con = duckdb.connect(":memory:")
     else:
@@ -85,6 +94,16 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False):
         yield con
     finally:
         con.close()
+
+
+def _memory_store():
+    """The process's in-memory store, made with the schema on first use."""
+    global _memory
+    with process_lock:
+        if _memory is None:
+            _memory = duckdb.connect(MEMORY)
+            _memory.execute(SCHEMA)
+    return _memory
 
 
 @contextmanager

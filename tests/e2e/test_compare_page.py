@@ -5,7 +5,7 @@ screenshot goes to tests/artifacts/."""
 import json
 import re
 
-from mortar.run import RunConfig, run
+from mortar.pipeline import RunConfig, run
 from tests import test_compare as tiny
 from tests.e2e import test_dashboard as dashboard
 from tests.e2e.conftest import fresh_page, serve

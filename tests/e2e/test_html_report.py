@@ -5,9 +5,9 @@ tests/artifacts/html-report.png."""
 import json
 
 from mortar import store
-from mortar.dataset import load_dataset
+from mortar.formats import load_dataset
 from mortar.report_html import html_report
-from mortar.run import RunConfig, run
+from mortar.pipeline import RunConfig, run
 from tests.conftest import SAMPLE
 from tests.e2e.conftest import ARTIFACTS
 from tests.scripted_sut import SuffixSUT

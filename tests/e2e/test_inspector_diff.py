@@ -7,8 +7,8 @@ import re
 import pytest
 
 from mortar import store
-from mortar.dataset import load_dataset
-from mortar.run import RunConfig, run
+from mortar.formats import load_dataset
+from mortar.pipeline import RunConfig, run
 from tests.conftest import SAMPLE
 from tests.e2e.conftest import serve
 from tests.e2e.test_dashboard import metric_value, settle, shot

@@ -17,9 +17,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from mortar import store
-from mortar.config import RunConfig, make_extractor, make_run_sut
+from mortar.config import RunConfig, dataset_of, make_extractor, make_run_sut
 from mortar.context import check_case
-from mortar.dataset import Dataset, TestCase, limited, load_dataset
+from mortar.dataset import Dataset, TestCase, limited
 from mortar.execute import execute
 from mortar.guide.prioritise import GINI_ORDER, INITIAL, case_scores, initial_order, order_by_scores
 from mortar.judge import judge
@@ -207,6 +207,8 @@ def run_key(config: RunConfig, extractor, sut, threshold: float) -> dict:
         key["budget"] = {"n": config.budget, "order": config.order}
     if config.orig_repeats > 1:
         key["orig_repeats"] = config.orig_repeats
+    if config.dataset_format or config.grounding_field:  # the same bytes read another way are other seeds
+        key["dataset_reading"] = {"format": config.dataset_format, "grounding_field": config.grounding_field}
     return key
 
 
@@ -231,7 +233,7 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     metrics — all stored under the run id.
 
     ``suite``: what :func:`make_test_cases` gave for this configuration, made once for a study's systems."""
-    full = dataset or load_dataset(config.dataset)
+    full = dataset or dataset_of(config)
     dataset = limited(full, config.limit)
     sut = sut or make_run_sut(config)  # max_new_tokens is in its fingerprint, hence in the run key; lanes is not
     extractor = extractor or make_extractor(config.kg_backend)
