@@ -357,6 +357,12 @@ def _with_ci(value: float, low: float, high: float) -> str:
     return f"{value:.3f} [{low:.3f}, {high:.3f}]" if low == low else f"{value:.3f}"
 
 
+def cmd_completion(args) -> None:
+    import shtab
+
+    print(shtab.complete(build_parser(), args.shell))
+
+
 def cmd_serve(args) -> None:
     from mortar.sut import make_sut, sut_choices
     from mortar.sut.local import PRESETS
@@ -884,6 +890,10 @@ def build_parser() -> argparse.ArgumentParser:
     stu.add_argument("--job", help=argparse.SUPPRESS)  # set by the dashboard for a background study
     add_perturbation_options(stu)
     stu.set_defaults(func=cmd_study, config=None)
+
+    comp = sub.add_parser("completion", help="print a shell completion script: eval \"$(mortar completion bash)\"")
+    comp.add_argument("shell", choices=("bash", "zsh", "tcsh"))
+    comp.set_defaults(func=cmd_completion)
 
     srv = sub.add_parser("serve", help="serve a bundled local model as an OpenAI-compatible endpoint (a study of "
                                        "endpoints without a GPU server, or the models for another tool)")

@@ -1,8 +1,5 @@
 """Launch: configure a `mortar run` and start it in the background, with live progress, cancel and resume."""
 
-import hashlib
-import re
-import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -10,8 +7,6 @@ import streamlit as st
 
 from mortar import ui
 from mortar.config import KG_BACKENDS, RunConfig, problems
-from mortar.dataset import DatasetError
-from mortar.formats import load_dataset
 from mortar.methods import methods
 from mortar.guide.prioritise import INITIAL, ORDERS
 from mortar.guide.sensitivity import SENSITIVITIES
@@ -19,6 +14,7 @@ from mortar.oracle import DEFAULT_ORACLE, ORACLES, default_threshold
 from mortar.profiles import PROFILES, apply_profile
 from mortar.study import Study, System, study_problems
 from mortar.sut import LOCAL_LANES
+from mortar.ui.datasets import data_files, upload_box
 from mortar.ui.settings_form import settings_form
 from mortar.vocab import RBT
 
@@ -61,40 +57,11 @@ def systems_from(table: pd.DataFrame) -> list[System]:
     return systems
 
 
-def save_upload(name: str, data: bytes) -> tuple[Path, int]:
-    """Validate an uploaded dataset with the loader and keep it in data/ (never overwriting another file)."""
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", Path(name).name).lstrip(".") or "dataset.json"
-    with tempfile.TemporaryDirectory() as tmp:
-        probe = Path(tmp) / safe
-        probe.write_bytes(data)
-        dataset = load_dataset(probe)  # raises DatasetError with the loader's one-line reason
-    target = ui.DATA / safe
-    n = 1
-    while target.exists() and target.read_bytes() != data:
-        n += 1
-        target = ui.DATA / f"{Path(safe).stem}-{n}{Path(safe).suffix}"
-    if not target.exists():
-        target.write_bytes(data)
-    st.session_state["launch-dataset"] = target.name
-    return target, len(dataset.seeds)
+added = upload_box("launch-upload", ui.DATA)
+if added:
+    st.session_state["launch-dataset"] = added
 
-
-with st.expander("Add a dataset (CoQA v1.0 JSON, or JSONL dialogues)"):
-    upload = st.file_uploader("Dataset file", type=["json", "jsonl"],
-                              help="Checked with the same loader as the `mortar` command; a valid file is saved "
-                                   "into data/ and can then be chosen below.")
-    if upload is not None:
-        digest = hashlib.sha256(upload.getvalue()).hexdigest()
-        if st.session_state.get("launch-upload") != digest:
-            try:
-                path, n_seeds = save_upload(upload.name, upload.getvalue())
-            except DatasetError as e:
-                st.error(ui.md_escape(f"Not a usable dataset: {e}".replace(str(Path(tempfile.gettempdir())), "upload")))
-            else:
-                st.session_state["launch-upload"] = digest
-                st.success(ui.md_escape(f"Saved data/{path.name}: {n_seeds} seed dialogues."))
-
-datasets = sorted(p.name for p in ui.DATA.glob("*.json*") if p.suffix in (".json", ".jsonl"))
+datasets = data_files(ui.DATA)
 if not datasets:
     st.warning("No dataset in data/: add one above.")
     st.stop()

@@ -419,6 +419,36 @@ def test_datasets_and_test_cases_pages(db, run_id):
     assert int(metric(at, "Without equivalent context")) > 0
 
 
+def test_the_datasets_page_lists_stored_datasets_and_takes_uploads_in_any_format(tmp_path, monkeypatch):
+    import json
+
+    from mortar import ui
+
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(SAMPLE, data / "sample_coqa.json")
+    monkeypatch.setattr(ui, "DATA", data)
+    db = tmp_path / "d.duckdb"
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_text(json.dumps({"id": "far", "messages": [{"role": "system", "content": "Kim owns a blue van."},
+                                                               {"role": "user", "content": "What does Kim own?"},
+                                                               {"role": "assistant", "content": "a blue van"}]}))
+    with store.connect(db) as con:
+        store.write_dataset(con, load_dataset(elsewhere))
+    elsewhere.unlink()  # the file is gone: its seeds are read from the store
+    monkeypatch.setenv("MORTAR_DB", str(db))
+    at = app("datasets")
+    stored = next(o for o in by_label(at.selectbox, "Dataset").options if o.startswith("elsewhere.jsonl"))
+    by_label(at.selectbox, "Dataset").set_value(stored).run()
+    assert metric(at, "Seeds") == "1" and metric(at, "Format") == "stored" and not at.exception
+    assert at.text[0].value == "Kim owns a blue van."
+    chat = (ROOT / "data" / "sample_chat.jsonl").read_bytes()
+    at.file_uploader[0].set_value(("my chats.jsonl", chat, "application/json"))
+    at.run()
+    assert (data / "my_chats.jsonl").read_bytes() == chat and metric(at, "Format") == "chat"
+    assert by_label(at.selectbox, "Dataset").value == "data/my_chats.jsonl"
+
+
 def test_pages_on_an_empty_store_say_what_to_do(tmp_path, monkeypatch):
     monkeypatch.setenv("MORTAR_DB", str(tmp_path / "none.duckdb"))
     for page in ("violations", "inspector", "labelling", "metrics", "export"):

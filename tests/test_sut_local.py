@@ -139,3 +139,20 @@ def test_weights_load_once_from_the_converted_cache(smollm2):
     assert (CACHE_DIR / smollm2.local.cache_key / "model.safetensors").is_file()
     other = make_sut("smollm2", SutSettings(max_new_tokens=12))
     assert other.fingerprint != smollm2.fingerprint and other.loaded is smollm2.loaded
+
+
+def test_answers_use_the_current_cache_api_without_deprecation_warnings(smollm2, seeds, caplog):
+    """transformers 5.24 renamed `past_key_values` to `cache` and warns it removes the old name in 5.40."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with smollm2.session(lanes=2) as session:
+            for lane in range(2):
+                session.submit(lane, Conversation(seeds[0].story, (Turn(seeds[0].rounds[0].question, "Otto"),),
+                                                  seeds[0].rounds[lane + 1].question))
+            done = []
+            while len(done) < 2:
+                done += session.wait()
+    said = [str(w.message) for w in caught] + [r.getMessage() for r in caplog.records]
+    assert all(c.text for c in done) and not [s for s in said if "past_key_values" in s]

@@ -192,7 +192,7 @@ class WordInserter:
             # on the keys and values of ``left`` computed once
             suffixes = [self.tokenizer(f"{left} {text}").input_ids[len(ids):]
                         for text in [right] + [f"{w} {right}" for w in proposals]]
-            before, *scores = self._continuations(out.past_key_values, torch.log_softmax(logits.float(), -1), suffixes)
+            before, *scores = self._continuations(out.cache, torch.log_softmax(logits.float(), -1), suffixes)
         best = sorted(range(len(proposals)), key=lambda i: -scores[i])[:INSERT_CHOICE]
         best = [i for i in best if before - scores[i] <= WI_MAX_COST]
         return proposals[rng.choice(best)] if best else None
@@ -206,7 +206,7 @@ class WordInserter:
         width = max(len(x) for x in suffixes)
         # right padding: a real token never attends to the padding after it
         batch = torch.tensor([x + [x[-1]] * (width - len(x)) for x in suffixes])
-        logprobs = torch.log_softmax(self.model(input_ids=batch, past_key_values=cache).logits.float(), dim=-1)
+        logprobs = torch.log_softmax(self.model(input_ids=batch, cache=cache).logits.float(), dim=-1)
         return [first[x[0]].item() + sum(logprobs[i, t - 1, x[t]].item() for t in range(1, len(x)))
                 for i, x in enumerate(suffixes)]
 

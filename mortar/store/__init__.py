@@ -27,7 +27,7 @@ from mortar.store.inspector import (case_rounds, detection, original_case_id, qu
                                     test_case, versions)
 from mortar.store.labelling import (annotators, detection_context, final_labels, label_of, labelled_detections,
                                     read_adjudications, read_labels)
-from mortar.store.reads import (UnknownRun, detections_export, unknown_rounds, list_jobs, read_cases_and_verdicts, read_checks,
+from mortar.store.reads import (UnknownRun, detections_export, stored_datasets, stored_seeds, unknown_rounds, list_jobs, read_cases_and_verdicts, read_checks,
                                 read_graphs, read_job, read_orig_samples, read_run_metrics, read_selections, read_mutants, read_priorities, read_sensitivities, read_runs, resolve_run_id, rounds_export,
                                 run_config, mean_answer_seconds, stored_answers, stored_config, stored_configs, test_case_rounds,
                                 transformed_rounds)
@@ -47,7 +47,7 @@ __all__ = [
     "write_label", "write_orig_samples", "write_outputs", "write_run", "write_run_metrics", "write_selections", "write_mutants", "write_priorities", "write_sensitivities", "write_run_status", "write_sut",
     "write_test_cases",
     "StoredConfig", "UnknownRun", "resolve_run_id", "run_config", "stored_config", "stored_configs", "read_runs",
-    "read_run_metrics", "read_orig_samples", "read_selections", "read_mutants", "read_priorities", "read_sensitivities", "read_graphs", "read_checks", "read_cases_and_verdicts", "unknown_rounds", "test_case_rounds", "rounds_export",
+    "read_run_metrics", "read_orig_samples", "read_selections", "read_mutants", "read_priorities", "read_sensitivities", "read_graphs", "read_checks", "read_cases_and_verdicts", "unknown_rounds", "stored_datasets", "stored_seeds", "test_case_rounds", "rounds_export",
     "detections_export", "transformed_rounds", "mean_answer_seconds", "stored_answers", "list_jobs", "read_job",
     "NO_LEVEL", "SORTABLE", "UNKNOWN_SUT", "DetectionFilter", "find_detections", "filter_choices", "sut_of_runs",
     "run_detections", "detection_relations", "GROUP_SORTABLE", "find_groups", "group_detections", "group_key",

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from mortar.dataset import UNKNOWN, TestCase
+from mortar.dataset import UNKNOWN, Round, Seed, TestCase
 from mortar.errors import InputError
 from mortar.relations import Check
 from mortar.store.records import StoredConfig
@@ -50,6 +50,25 @@ def stored_configs(con, run_ids: tuple[str, ...] | None = None) -> dict[str, Sto
         rows = con.execute("SELECT run_id, config FROM runs WHERE list_contains(?::VARCHAR[], run_id)",
                            [list(run_ids)]).fetchall()
     return {run_id: StoredConfig.from_json(config) for run_id, config in rows}
+
+
+def stored_datasets(con) -> pd.DataFrame:
+    """Every dataset a run or a generation has stored: dataset_id, name, path, seeds, runs (how many used it)."""
+    return con.execute("""
+        SELECT d.dataset_id, d.name, d.path, d.n_seeds AS seeds, count(r.run_id) AS runs
+        FROM datasets d LEFT JOIN runs r USING (dataset_id) GROUP BY ALL ORDER BY d.name, d.path""").df()
+
+
+def stored_seeds(con, dataset_id: str) -> list[Seed]:
+    """A stored dataset's seeds as the store keeps them (for a dataset whose file is gone or elsewhere)."""
+    seeds = con.execute("SELECT seed_id, source, story FROM seeds WHERE dataset_id = ? ORDER BY seed_id",
+                        [dataset_id]).fetchall()
+    rounds: dict[str, list[Round]] = {}
+    for seed_id, turn, question, answer in con.execute(
+            "SELECT seed_id, turn_id, question, answer FROM seed_rounds WHERE dataset_id = ? ORDER BY seed_id, turn_id",
+            [dataset_id]).fetchall():
+        rounds.setdefault(seed_id, []).append(Round(int(turn), question, answer))
+    return [Seed(seed_id, story, tuple(rounds.get(seed_id, ())), source or "") for seed_id, source, story in seeds]
 
 
 def read_runs(con) -> pd.DataFrame:

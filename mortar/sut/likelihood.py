@@ -26,7 +26,7 @@ def reply_logprobs(sut: SUT, conversation: Conversation, candidates: list[str], 
         # real tokens' logits are exactly what each candidate would get alone; padded positions are ignored.
         width = max(len(r) for r in replies)
         batch = torch.tensor([r + [r[-1]] * (width - len(r)) for r in replies])
-        logits = model(input_ids=batch, past_key_values=cache, use_cache=True).logits
+        logits = model(input_ids=batch, cache=cache, use_cache=True).logits
         logprobs = torch.log_softmax(logits.float(), dim=-1)
     return first, logprobs, replies
 

@@ -279,7 +279,7 @@ class LocalSession(Session):
         with torch.inference_mode():
             out = self.model(input_ids=torch.tensor([new]),
                              position_ids=torch.arange(len(state.tokens), len(ids)).unsqueeze(0),
-                             past_key_values=self._row_cache(lane, len(new)), use_cache=True, logits_to_keep=1)
+                             cache=self._row_cache(lane, len(new)), use_cache=True, logits_to_keep=1)
         self.forward_calls += 1
         self.prefilled_tokens += len(new)
         state.tokens = list(ids)
@@ -364,7 +364,7 @@ class LocalSession(Session):
         cache = self._row_cache(lane, len(state.pending) + self.max_new_tokens + 1)
         out = self.model(input_ids=torch.tensor([state.pending]),
                          position_ids=torch.arange(start, start + len(state.pending)).unsqueeze(0),
-                         past_key_values=cache, use_cache=True, logits_to_keep=1)
+                         cache=cache, use_cache=True, logits_to_keep=1)
         self.forward_calls += 1
         self.prefilled_tokens += len(state.pending)
         state.tokens = state.tokens + state.pending
@@ -399,7 +399,7 @@ class LocalSession(Session):
             mask = (slots[:int(at.max()) + 1].unsqueeze(0) <= at.unsqueeze(1)).long()
             feed = [[s.generated[-1] if live else 0] for s, live in zip(lanes, running)]
             out = self.model(input_ids=torch.tensor(feed), attention_mask=mask,
-                             position_ids=at.unsqueeze(1), past_key_values=cache, use_cache=True)
+                             position_ids=at.unsqueeze(1), cache=cache, use_cache=True)
             self.forward_calls += 1
             step += 1
             best = out.logits[:, -1].argmax(-1).tolist()
