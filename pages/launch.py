@@ -29,6 +29,7 @@ SUT_CHOICES = {
     "openai": "an OpenAI-compatible endpoint",
     "groq": "Groq",
     "folder": "a local Hugging Face model folder",
+    "python": "a Python function (module:function, messages -> str)",
 }
 DEFAULTS = RunConfig()  # the form starts from the engine's defaults
 
@@ -107,7 +108,9 @@ with st.form("launch"):
     sut_kind = c1.selectbox("SUT (system under test)" if mode == RUN else "SUT (runs only)", list(SUT_CHOICES), format_func=lambda k: f"{k} — {SUT_CHOICES[k]}")
     sut_model = c2.text_input("Model name or folder",
                               help="openai / groq: the model name (else MORTAR_OPENAI_MODEL / MORTAR_GROQ_MODEL). "
-                                   "folder: the path of a Hugging Face model folder. Ignored for local presets.")
+                                   "folder: the path of a Hugging Face model folder. python: module:function, a "
+                                   "function of the chat's messages that returns the answer (the project folder is "
+                                   "on the import path). Ignored for local presets.")
     c1, c2, c3 = st.columns(3)
     lanes = c1.number_input("Lanes", min_value=0, value=DEFAULTS.lanes or 0, step=1,
                             help="Conversations answered at once: a local model's batch size, an HTTP SUT's requests "
@@ -164,7 +167,7 @@ if submitted:
     spec = sut_kind
     if sut_kind in ("openai", "groq"):
         spec = f"{sut_kind}:{sut_model.strip()}" if sut_model.strip() else sut_kind
-    elif sut_kind == "folder":
+    elif sut_kind in ("folder", "python"):
         spec = sut_model.strip()
     config = RunConfig(
         dataset=str(ui.DATA / dataset), methods=tuple(chosen) or DEFAULTS.methods, sut=spec, run_seed=int(seed),

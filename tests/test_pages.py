@@ -189,6 +189,17 @@ def test_launch_starts_a_study_of_the_three_bundled_systems_under_the_paper_prof
     assert any("spaCy" in i.value for i in at.info) and "Started study job job-3 (3 systems)" in at.success[0].value
 
 
+def test_launch_takes_a_python_function_as_the_sut(db, fake_jobs):
+    at = app("launch")
+    by_label(at.selectbox, "SUT").set_value("python")
+    by_label(at.text_input, "Model name").set_value("tests.echo_bot:reply")
+    by_label(at.button, "Start run").click().run()
+    assert not at.error and fake_jobs[0][1].sut == "tests.echo_bot:reply"
+    by_label(at.text_input, "Model name").set_value("tests.echo_bot:respond")
+    by_label(at.button, "Start run").click().run()
+    assert len(fake_jobs) == 1 and any("tests.echo_bot has no respond" in plain(e.value) for e in at.error)
+
+
 def test_launch_explains_a_missing_key_instead_of_starting(db, fake_jobs, monkeypatch):
     monkeypatch.delenv("GROQ_API_KEY", raising=False)
     at = app("launch")
