@@ -206,6 +206,26 @@ def given_options(parser: argparse.ArgumentParser, argv: list[str] | None) -> se
     return set(vars(parser.parse_args(argv)))
 
 
+def with_progress(args, work, result_id):
+    """``work(progress)`` under a progress bar; for a background job (``--job``) its progress and its end (done,
+    failed or cancelled, and the id of what it made) go into the store too."""
+    reporter = None
+    if args.job:
+        from mortar.jobs import JobReporter
+
+        reporter = JobReporter(args.job, args.db)
+    try:
+        with ProgressBar(also=reporter) as bar:
+            result = work(bar)
+    except BaseException as e:
+        if reporter:
+            reporter.write(status="cancelled" if isinstance(e, KeyboardInterrupt) else "failed", message=str(e)[:500])
+        raise
+    if reporter:
+        reporter.write(status="done", stage="done", run_id=result_id(result))
+    return result
+
+
 def cmd_run(args) -> None:
     from mortar.methods import methods
     from mortar.pipeline import run
@@ -214,20 +234,8 @@ def cmd_run(args) -> None:
     if args.sut and len(args.sut) > 1:
         raise UserError("a run tests one SUT; for several side by side: mortar study --sut A --sut B …")
     config = validate(config_from(args))
-    reporter = None
-    if args.job:
-        from mortar.jobs import JobReporter
-
-        reporter = JobReporter(args.job, args.db)
-    try:
-        with ProgressBar(also=reporter) as bar:
-            result = run(None, config, db=args.db, extractor=extractor_for(config.kg_backend), progress=bar)
-    except BaseException as e:
-        if reporter:
-            reporter.write(status="cancelled" if isinstance(e, KeyboardInterrupt) else "failed", message=str(e)[:500])
-        raise
-    if reporter:
-        reporter.write(status="done", stage="done", run_id=result.run_id)
+    result = with_progress(args, lambda bar: run(None, config, db=args.db, extractor=extractor_for(config.kg_backend),
+                                                 progress=bar), lambda done: done.run_id)
     for seed_id, reason in result.failed_seeds.items():
         print(f"seed {seed_id} left out: knowledge-graph extraction failed: {reason}", file=sys.stderr)
     for note in result.notes:
@@ -276,20 +284,9 @@ def cmd_study(args) -> None:
     found = study_problems(study)
     if found:
         raise ConfigError(found)
-    reporter = None
-    if args.job:
-        from mortar.jobs import JobReporter
-
-        reporter = JobReporter(args.job, args.db)
-    try:
-        with ProgressBar(also=reporter) as bar:
-            result = run_study(study, db=args.db, extractor=extractor_for(study.suite.kg_backend), progress=bar)
-    except BaseException as e:
-        if reporter:
-            reporter.write(status="cancelled" if isinstance(e, KeyboardInterrupt) else "failed", message=str(e)[:500])
-        raise
-    if reporter:
-        reporter.write(status="done", stage="done", run_id=result.study_id)
+    result = with_progress(args, lambda bar: run_study(study, db=args.db, progress=bar,
+                                                       extractor=extractor_for(study.suite.kg_backend)),
+                           lambda done: done.study_id)
     for note in result.notes:
         print(note, file=sys.stderr)
     asked = [name for name, r in result.results.items() if r is not None]

@@ -1,0 +1,5 @@
+import sys
+
+from mortar.cli import main
+
+sys.exit(main())

@@ -1,0 +1,579 @@
+"""What an answer says, read with linguistic rules: the pieces the ``answer`` oracle compares.
+
+A SUT rarely answers "white"; it says "Cotton was white." Before comparing with the reference,
+the oracle finds the part of the answer that answers the question:
+- *unknown*: "Unknown", "I don't know", "the story does not say …";
+- *polarity* of a yes/no answer: a leading yes/no, else negation of the answer's main clause
+  ("She didn't."), a negative prefix on the question's verb ("unopened"), or an echo ("He did.");
+- *quantities*: numbers in digits or words ("twenty-six", "4.5 billion", "a third"), ordinals,
+  clock times ("half past eight" = 8:30), with their unit converted ("3.8 km" = "3,800 metres")
+  and the noun they count;
+- *closed-class terms* that exclude each other: colours, months, weekdays, seasons, compass points,
+  kinship;
+- content words (lemmas), proper-name groups, and which words are negated.
+Everything here is plain data computed once per text; ``mortar.oracle`` decides.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# ---------------------------------------------------------------------------------------------
+# unknown answers
+
+_SOURCE = r"(?:the )?(?:story|text|passage|article|report|book|novel|narrative|document|it|they|this|that)"
+_SAY = r"(?:say|said|says|mention|mentioned|mentions|tell|tells|told|state|stated|states|specify|specified|" \
+       r"give|gives|given|name|names|named|include|includes|reveal|reveals|revealed|indicate|indicates|explain|" \
+       r"explains|provide|provides|provided|known|clear|available|listed|described|recorded)"
+UNKNOWN_PATTERNS = [re.compile(p) for p in (
+    r"^\W*(?:unknown|unclear|not known|no idea|unanswerable|n/?a|none given|not stated|not mentioned|not given)\W*$",
+    r"\b(?:i|we) (?:do not|don't|dont|cannot|can't|can not|am not able to|have no way to) (?:know|tell|say|be sure|determine)",
+    r"\b(?:i'm|i am|we're|we are) not (?:sure|certain)\b",
+    r"\bno (?:way|means) (?:of|to) (?:know|tell)",
+    rf"\b{_SOURCE} (?:does not|doesn't|did not|didn't|do not|don't|never) {_SAY}\b",
+    rf"\b(?:isn't|wasn't|aren't|weren't|is not|was not|are not|were not|is never|was never) {_SAY}\b.*"
+    r"\b(?:story|text|passage|article)\b",
+    rf"\b(?:isn't|wasn't|aren't|weren't|is not|was not|are not|were not|not) (?:actually |explicitly )?(?:{_SAY})\W*$",
+    r"^\W*no \w+(?: \w+)? (?:is|was|are|were) (?:named|mentioned|given|stated|specified|listed)\b",
+    r"\b(?:cannot|can't|can not) be (?:determined|known|answered|told)\b",
+    r"\bthere is no (?:information|mention|indication)\b",
+    r"\b(?:no|not enough) (?:information|details?|mention)\b",
+)]
+
+
+def is_unknown(text: str) -> bool:
+    """Does the answer say the story does not tell (rather than answer)?"""
+    t = " ".join(text.lower().replace("’", "'").split())
+    return any(p.search(t) for p in UNKNOWN_PATTERNS)
+
+
+# ---------------------------------------------------------------------------------------------
+# quantities
+
+UNITS = {  # surface form → (canonical unit, factor to the dimension's base unit)
+    **{w: ("m", 1.0) for w in ("m", "meter", "meters", "metre", "metres")},
+    **{w: ("m", 1000.0) for w in ("km", "kms", "kilometer", "kilometers", "kilometre", "kilometres")},
+    **{w: ("m", 0.01) for w in ("cm", "centimeter", "centimeters", "centimetre", "centimetres")},
+    **{w: ("m", 0.001) for w in ("mm", "millimeter", "millimeters", "millimetre", "millimetres")},
+    **{w: ("m", 1609.344) for w in ("mile", "miles", "mi")},
+    **{w: ("m", 0.3048) for w in ("foot", "feet", "ft")},
+    **{w: ("m", 0.9144) for w in ("yard", "yards")},
+    **{w: ("g", 1.0) for w in ("g", "gram", "grams", "gramme", "grammes")},
+    **{w: ("g", 1000.0) for w in ("kg", "kgs", "kilogram", "kilograms", "kilo", "kilos")},
+    **{w: ("g", 1e6) for w in ("tonne", "tonnes", "ton", "tons")},
+    **{w: ("g", 453.59237) for w in ("lb", "lbs", "pound-weight")},
+    **{w: ("s", 1.0) for w in ("s", "sec", "secs", "second", "seconds")},
+    **{w: ("s", 60.0) for w in ("min", "mins", "minute", "minutes")},
+    **{w: ("s", 3600.0) for w in ("h", "hr", "hrs", "hour", "hours")},
+    **{w: ("s", 86400.0) for w in ("day", "days")},
+    **{w: ("s", 604800.0) for w in ("week", "weeks")},
+    **{w: ("month", 1.0) for w in ("month", "months")},
+    **{w: ("year", 1.0) for w in ("year", "years")},
+    **{w: ("fraction", 0.01) for w in ("%", "percent", "per cent", "percentage")},
+    **{w: ("degree", 1.0) for w in ("°", "°c", "degree", "degrees", "celsius", "centigrade")},
+    **{w: ("dollar", 1.0) for w in ("$", "dollar", "dollars", "usd", "bucks")},
+    **{w: ("pound", 1.0) for w in ("£", "pound", "pounds", "quid", "gbp")},
+    **{w: ("cent", 1.0) for w in ("¢", "cent", "cents")},
+    **{w: ("penny", 1.0) for w in ("penny", "pennies", "pence", "p")},
+    **{w: ("euro", 1.0) for w in ("€", "euro", "euros")},
+    **{w: ("km/s", 1.0) for w in ("kilometers per second", "kilometres per second", "km/s")},
+}
+CURRENCY_SYMBOLS = {"$": "dollar", "£": "pound", "€": "euro"}
+
+ONES = {"zero": 0, "nought": 0, "nil": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+        "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+        "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
+TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+        "eighty": 80, "ninety": 90}
+SCALES = {"hundred": 100, "thousand": 1000, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+            "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
+            "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
+            "twentieth": 20, "thirtieth": 30, "fortieth": 40, "fiftieth": 50, "hundredth": 100}
+FRACTIONS = {"half": 0.5, "halves": 0.5, "third": 1 / 3, "thirds": 1 / 3, "quarter": 0.25, "quarters": 0.25}
+MULTIPLES = {"once": 1, "twice": 2, "thrice": 3, "single": 1, "double": 2, "triple": 3, "dozen": 12, "dozens": 12,
+             "couple": 2, "pair": 2}
+APPROX = {"about", "around", "roughly", "approximately", "nearly", "almost", "some", "over", "under", "more",
+          "less", "fewer", "up", "just", "barely", "circa", "approx", "close", "estimated", "~"}
+HOUR_WORDS = {"noon": 12, "midday": 12, "midnight": 12}
+# words after which "one" is a pronoun ("the one about …"), not a count
+ONE_PRONOUN_BEFORE = {"the", "this", "that", "which", "each", "every", "any", "no", "another", "other", "a", "last",
+                      "same", "little", "big", "older", "younger", "elder", "first", "second", "third",
+                      "next", "new", "old", "right", "wrong", "whichever"}
+
+_TOKEN = re.compile(r"\d{1,2}:\d{2}|\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:st|nd|rd|th)?|[a-z]+(?:'[a-z]+)?|[$£€¢%°~]|[.,;:!?/()-]")
+
+
+CLOCK = ("clock-hour", "clock-minute")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: float  # as written ("six" minutes → 6)
+    dim: str | None = None  # what it measures: "m", "g", "s", "fraction", "dollar", … or a clock part; None for a count
+    base: float | None = None  # the value in the dimension's base unit (six minutes → 360 s)
+    noun: str | None = None  # the noun it counts when that is not a unit ("parents")
+    approx: bool = False
+    text: str = ""
+
+    def matches(self, other: "Quantity") -> bool:
+        """Same quantity: equal in a shared unit dimension, else equal as written."""
+        if self.dim and other.dim and self.dim not in CLOCK and other.dim not in CLOCK:
+            if self.dim != other.dim:
+                return False
+            if _close(self.base, other.base, self.approx or other.approx):
+                return True
+            # written in different units ('2 miles', '3.2 km'): a converted value is only ever rounded
+            converted = self.value and other.value and abs(self.base / self.value - other.base / other.value) > 1e-9
+            return bool(converted) and abs(self.base - other.base) <= 0.02 * max(abs(self.base), abs(other.base))
+        return _close(self.value, other.value, self.approx or other.approx)
+
+
+def _close(a: float, b: float, approx: bool) -> bool:
+    if a == b:
+        return True
+    # 'nearly 33 percent' ~ 'almost a third'; integers must be equal (2019 is not 2020)
+    tolerant = approx and not (float(a).is_integer() and float(b).is_integer())
+    return tolerant and abs(a - b) <= 0.05 * max(abs(a), abs(b))
+
+
+def _words(text: str) -> list[str]:
+    text = text.lower().replace("’", "'").replace("per cent", "percent")
+    text = re.sub(r"(\d)\s*°\s*c\b", r"\1 °c", text)
+    text = re.sub(r"(\d)(km|kg|cm|mm|m|g|s|h|hrs?|mins?|secs?|kms|kgs|lbs?|am|pm)\b", r"\1 \2", text)
+    text = text.replace("a.m.", "am").replace("p.m.", "pm")
+    return _TOKEN.findall(text)
+
+
+def _number_word_run(words: list[str], i: int) -> tuple[float, int] | None:
+    """A number written in words from i: 'three hundred and twelve', 'twenty-six', 'a hundred'."""
+    total, current, j, last = 0.0, 0.0, i, None  # last: what the previous word was
+    if words[j] in ("a", "an") and j + 1 < len(words) and words[j + 1] in ("hundred", "thousand", "million", "billion"):
+        current, j, last = 1.0, j + 1, "ones"
+    while j < len(words):
+        w = words[j]
+        if w in ONES and ONES[w] < 10 and last in (None, "tens", "scale", "and"):
+            current, last = current + ONES[w], "ones"
+        elif w in ONES and last in (None, "scale", "and"):
+            current, last = current + ONES[w], "teens"
+        elif w in TENS and last in (None, "scale", "and"):
+            current, last = current + TENS[w], "tens"
+        elif w == "hundred" and last in ("ones", "teens"):
+            current, last = current * 100, "scale"
+        elif w in SCALES and w != "hundred" and last is not None and last != "and":
+            total, current, last = total + (current or 1) * SCALES[w], 0.0, "scale"
+        elif w == "-" and last == "tens" and j + 1 < len(words) and words[j + 1] in ONES:
+            j += 1
+            continue
+        elif w == "and" and last == "scale" and j + 1 < len(words) and (words[j + 1] in ONES or words[j + 1] in TENS):
+            last = "and"
+        else:
+            break
+        j += 1
+    if last is None:
+        return None
+    return total + current, j
+
+
+def _digits(tok: str) -> float | None:
+    m = re.fullmatch(r"(\d+(?:,\d{3})*(?:\.\d+)?)(?:st|nd|rd|th)?", tok)
+    return float(m.group(1).replace(",", "")) if m else None
+
+
+def quantities(text: str) -> list[Quantity]:
+    """Numbers with their units, in reading order; a clock time gives two (hour, minute)."""
+    words = _words(text)
+    out: list[Quantity] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        approx = i > 0 and words[i - 1] in APPROX or i > 1 and words[i - 2] in ("more", "less", "up")
+        # clock times: 8:15, half past eight, quarter to ten, twenty to ten, ten past four, noon
+        m = re.fullmatch(r"(\d{1,2}):(\d{2})", w)
+        if m:
+            out += [Quantity(float(m.group(1)), CLOCK[0], text=w), Quantity(float(m.group(2)), CLOCK[1], text=w)]
+            i += 1
+            continue
+        t = _clock_phrase(words, i)
+        if t:
+            (h, mnt), j = t
+            phrase = " ".join(words[i:j])
+            out += [Quantity(h, CLOCK[0], text=phrase), Quantity(mnt, CLOCK[1], text=phrase)]
+            i = j
+            continue
+        if w in HOUR_WORDS:
+            out.append(Quantity(float(HOUR_WORDS[w]), CLOCK[0], text=w))
+            i += 1
+            continue
+        value, j, unit, noun = None, i + 1, None, None
+        if w in CURRENCY_SYMBOLS and i + 1 < len(words):
+            v = _digits(words[i + 1]) or (_number_word_run(words, i + 1) or (None,))[0]
+            if v is not None:
+                value, unit, j = v, CURRENCY_SYMBOLS[w], i + 2
+        if value is None:
+            d = _digits(w)
+            if d is not None:
+                value = d
+            elif w in ("a", "an", "one") and i + 1 < len(words) and words[i + 1] in FRACTIONS and words[i + 1] != "halves":
+                value, j, unit = FRACTIONS[words[i + 1]], i + 2, "fraction"  # "a third", "a half"
+            elif w == "one" and (i > 0 and (words[i - 1] in ONE_PRONOUN_BEFORE or _digits(words[i - 1]) is not None)):
+                value = None  # "the one about electricity", "the 3rd one"
+            elif w in ORDINALS and not (w == "second" and i > 0 and words[i - 1] in ("a", "per")):
+                value = float(ORDINALS[w])
+            elif w in MULTIPLES and not (w in ("couple", "pair") and (i == 0 or words[i - 1] not in ("a",))):
+                value = float(MULTIPLES[w])
+            else:
+                run = _number_word_run(words, i)
+                if run:
+                    value, j = run
+        if value is None:
+            i += 1
+            continue
+        # scale after digits ("4.5 billion"), "and a half", fractions ("two-thirds")
+        while j < len(words) and words[j] in SCALES:
+            value *= SCALES[words[j]]
+            j += 1
+        if j + 2 < len(words) and words[j] == "and" and words[j + 1] in ("a", "one") and words[j + 2] == "half":
+            value += 0.5
+            j += 3
+            while j < len(words) and words[j] in SCALES:
+                value *= SCALES[words[j]]
+                j += 1
+        if unit is None and j < len(words) and words[j] in ("-",) and j + 1 < len(words) and words[j + 1] in FRACTIONS:
+            value, unit, j = value * FRACTIONS[words[j + 1]], "fraction", j + 2
+        elif unit is None and j < len(words) and words[j] in FRACTIONS and words[j] not in ("half", "quarter"):
+            value, unit, j = value * FRACTIONS[words[j]], "fraction", j + 1
+        # unit or counted noun right after the number (skipping one adjective-like word is too loose)
+        factor = 1.0
+        if unit is None and j < len(words):
+            two = " ".join(words[j:j + 3]) if j + 2 < len(words) else ""
+            if two in UNITS:
+                unit, factor = UNITS[two]
+                j += 3
+            elif words[j] in UNITS and not (words[j] in ("m", "s", "h", "p", "g") and value > 100000):
+                unit, factor = UNITS[words[j]]
+                j += 1
+                if j < len(words) and words[j] in ("celsius", "centigrade"):
+                    j += 1
+            elif words[j] in ("am", "pm", "o'clock", "oclock"):
+                unit = CLOCK[0]
+                j += 1
+            elif re.fullmatch(r"[a-z]{3,}", words[j]) and words[j] not in _NOT_NOUNS and not _is_number_word(words[j]):
+                noun = _singular(words[j])
+        shown = " ".join(words[i:j]) + (f" {words[j]}" if noun else "")
+        out.append(Quantity(value, unit, value * factor, noun, approx, shown))
+        i = j
+    return out
+
+
+_NOT_NOUNS = {"and", "or", "of", "to", "in", "on", "at", "by", "for", "with", "from", "the", "a", "an", "than", "times",
+              "more", "less", "years", "before", "after", "ago", "later", "earlier", "each", "per", "is", "was", "were",
+              "are", "had", "has", "have", "did", "who", "which", "that", "but", "so", "as", "it", "they", "he", "she",
+              "we", "you", "i", "again", "all", "other", "others", "out", "up", "down", "over", "into", "about"}
+
+
+def _is_number_word(w: str) -> bool:
+    return w in ONES or w in TENS or w in SCALES or w in ORDINALS or w in FRACTIONS or w in MULTIPLES
+
+
+def _singular(w: str) -> str:
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("ches", "shes", "sses", "xes")):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+        return w[:-1]
+    return w
+
+
+def _number_between(words: list[str], i: int, low: float, high: float) -> tuple[float, int] | None:
+    """The number (digits or words) starting at i and where it ends, when it lies in [low, high]."""
+    d = _digits(words[i])
+    run = (d, i + 1) if d is not None else _number_word_run(words, i)
+    return run if run and low <= run[0] <= high else None
+
+
+def _clock_phrase(words: list[str], i: int) -> tuple[tuple[float, float], int] | None:
+    """'half past eight' → (8, 30); 'quarter to midnight' → (11, 45); 'twenty to ten' → (9, 40)."""
+    j, minutes = i, None
+    if words[j] == "quarter" or (words[j] in ("a",) and j + 1 < len(words) and words[j + 1] == "quarter"):
+        j += 1 if words[j] == "quarter" else 2
+        minutes = 15.0
+    elif words[j] == "half":
+        minutes, j = 30.0, j + 1
+    else:
+        run = _number_between(words, j, 1, 30)
+        if run is None:
+            return None
+        minutes, j = run
+        if j < len(words) and words[j] in ("minute", "minutes"):
+            j += 1
+        elif minutes not in (5, 10, 20, 25):
+            return None
+    if j + 1 >= len(words) or words[j] not in ("past", "after", "to", "before", "til", "till"):
+        return None
+    rel, j = words[j], j + 1
+    if words[j] in HOUR_WORDS:
+        hour, j = float(HOUR_WORDS[words[j]]), j + 1
+    else:
+        run = _number_between(words, j, 1, 12)
+        if run is None:
+            return None
+        hour, j = run
+    if rel in ("to", "before", "til", "till"):
+        hour, minutes = (hour - 1) or 12, 60 - minutes
+    return (hour, minutes), j
+
+
+# ---------------------------------------------------------------------------------------------
+# closed classes: terms of one class exclude each other ("green" is not "red")
+
+CLOSED_CLASSES = {
+    "colour": {"red", "orange", "yellow", "green", "blue", "purple", "violet", "pink", "brown", "black", "white",
+               "gray", "silver", "gold", "golden", "beige", "turquoise", "crimson", "scarlet", "navy"},
+    "month": {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+              "november", "december"},
+    "weekday": {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"},
+    "season": {"spring", "summer", "autumn", "winter"},
+    "direction": {"north", "south", "east", "west", "northern", "southern", "eastern", "western"},
+    "kin": {"brother", "sister", "cousin", "mother", "father", "son", "daughter", "uncle", "aunt", "grandmother",
+            "grandfather", "wife", "husband", "niece", "nephew", "grandson", "granddaughter", "parent"},
+}
+SPELLING = {"grey": "gray", "mum": "mother", "mom": "mother", "mommy": "mother",
+            "mummy": "mother", "dad": "father", "daddy": "father", "grandma": "grandmother", "granny": "grandmother",
+            "nan": "grandmother", "grandpa": "grandfather", "grandad": "grandfather", "granddad": "grandfather",
+            "auntie": "aunt", "aunty": "aunt", "bike": "bicycle", "kid": "child", "kids": "child", "mom's": "mother"}
+_MONTH_ABBR = {"jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june", "jul": "july",
+               "aug": "august", "sep": "september", "sept": "september", "oct": "october", "nov": "november",
+               "dec": "december"}
+_TERM_CLASS = {t: c for c, ts in CLOSED_CLASSES.items() for t in ts}
+
+
+def normalize_word(w: str) -> str:
+    """Lower case, one spelling for British/American variants and family words."""
+    w = w.lower().replace("’", "'")
+    w = SPELLING.get(w, w)
+    if len(w) > 4 and w.endswith("our") and w not in ("flour", "detour", "contour", "amour", "devour"):
+        w = w[:-3] + "or"  # colour → color, harbour → harbor
+    m = re.search(r"[^aeiou](re)(s?)$", w)
+    if len(w) > 4 and m and w.rstrip("s") not in ("acre", "genre", "ogre", "lucre", "massacre", "mediocre"):
+        w = w[:m.start(1)] + "er" + m.group(2)  # metre → meter, theatres → theaters
+    if len(w) > 5 and w.endswith("ise") and w[-4] not in "aeiou" and w not in ("exercise", "promise", "surprise", "expertise", "enterprise", "advertise", "premise", "otherwise", "noise", "praise", "raise", "cruise", "bruise", "wise"):
+        w = w[:-3] + "ize"  # realise → realize
+    return w
+
+
+# ---------------------------------------------------------------------------------------------
+# words
+
+FUNCTION_POS = {"DET", "PRON", "AUX", "ADP", "CCONJ", "SCONJ", "PART", "PUNCT", "SYM", "SPACE", "INTJ", "X"}
+LIGHT = {"be", "have", "do", "get", "make", "go", "say", "tell", "take", "come", "also", "just", "only", "very",
+         "really", "then", "there", "here", "so", "too", "still", "even", "about", "around", "roughly", "nearly",
+         "almost", "approximately", "some", "all", "each", "every", "both", "much", "many", "well", "actually",
+         "exactly", "probably", "maybe", "perhaps", "yes", "no", "not", "never", "n't", "thing", "something",
+         "anything", "everything", "nothing", "someone", "somebody", "anyone", "one", "way", "kind", "sort", "lot",
+         "mr", "mrs", "ms", "miss", "dr", "mr.", "mrs.", "ms.", "dr.", "st", "st.", "sir", "called", "name", "named",
+         "answer", "story", "text", "question", "because", "since", "course", "whole", "total"}
+VAGUE = {"small", "little", "big", "large", "huge", "tiny", "old", "young", "new", "great", "good", "bad", "long",
+         "short", "high", "low", "whole", "full", "real", "same", "other", "own", "certain", "main", "nice", "local",
+         "nearby", "first", "last", "next", "only", "such", "very", "much", "many", "few", "several", "single"}
+TITLES = {"mr", "mrs", "ms", "miss", "dr", "sir", "lord", "lady", "captain", "uncle", "aunt", "old", "young",
+          "doctor", "professor", "prof", "coxswain", "councilwoman", "councilman", "mayor", "sergeant", "saint",
+          "st", "king", "queen", "prince", "princess", "mister", "madam", "the", "little", "big"}
+NEGATORS = {"not", "n't", "never", "no", "neither", "nor", "nobody", "nothing", "none", "nowhere", "without"}
+YES = {"yes", "yeah", "yep", "yup", "yea", "aye", "sure", "correct", "right", "indeed", "absolutely", "certainly",
+       "definitely", "true", "affirmative"}
+NO = {"no", "nope", "nah", "not", "never", "negative", "false", "incorrect", "wrong"}
+PROFORMS = {"do", "be", "have", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "need"}
+WH = ("what", "who", "whom", "whose", "where", "when", "why", "how", "which")
+NUMERIC_QUESTION = re.compile(
+    r"^\W*(?:and |so |but )?(?:(?:for|by|in|at|on|to|of|after|within) )?(?:how (?:many|much|long|old|far|high|big|tall|"
+    r"deep|heavy|fast|often|low|large|wide|small|early|late|soon)|what (?:time|year|age|date|percentage|number|"
+    r"size|height|temperature|distance|speed|weight|price)|when|which year|in which year)\b")
+
+
+@dataclass
+class Analysis:
+    """One text, read once: the facts the judge compares."""
+
+    text: str
+    norm: str  # SQuAD-style normalised text
+    lemmas: list[str] = field(default_factory=list)  # normalised lemmas of all alphabetic tokens, in order
+    content: dict[str, float] = field(default_factory=dict)  # content lemma → weight (the syntactic root weighs more)
+    nouns: set[str] = field(default_factory=set)  # lemmas of the common nouns
+    entities: list[frozenset[str]] = field(default_factory=list)  # proper-name groups, titles dropped
+    negated: set[str] = field(default_factory=set)  # lemmas a negation denies ('sell' in 'never to sell the farm')
+    negated_scope: set[str] = field(default_factory=set)  # and the objects in its scope ('farm')
+    has_negation: bool = False
+    root: str = ""
+    root_negated: bool = False
+    first_clause_negated: bool = False  # 'It didn't; it was second.'
+    modifiers: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # 'cake' → {'compound': {'lemon'}}
+    lead: str | None = None  # 'yes' / 'no' when the answer starts with one
+    unknown: bool = False
+    quantities: list[Quantity] = field(default_factory=list)
+    closed: dict[str, set[str]] = field(default_factory=dict)
+    n_tokens: int = 0
+
+
+def analyse(doc, text: str) -> Analysis:
+    """Read a spaCy Doc of ``text``."""
+    a = Analysis(text=text, norm=normalize_text(text), unknown=is_unknown(text), quantities=quantities(text))
+    tokens = [t for t in doc if not t.is_space]
+    a.n_tokens = sum(1 for t in tokens if not t.is_punct)
+    a.lemmas = [_lemma(t) for t in tokens if t.is_alpha]
+    first = next((t for t in tokens if t.is_alpha), None)
+    if first is not None:
+        w = first.text.lower()
+        nxt = tokens[tokens.index(first) + 1] if tokens.index(first) + 1 < len(tokens) else None
+        standalone = nxt is None or nxt.is_punct or first.pos_ == "INTJ"
+        if w in YES and standalone:
+            a.lead = "yes"
+        elif w in ("no", "nope", "nah") and (standalone or nxt.pos_ in ("PRON", "PROPN")):
+            a.lead = "no"
+        elif w in ("of",) and nxt is not None and nxt.text.lower() == "course":
+            a.lead = "yes"
+        elif w == "not" and nxt is not None and nxt.text.lower() in ("at", "really", "quite", "exactly"):
+            a.lead = "no"
+    # content words, weighted: the head of the answer phrase counts double
+    roots = [t for t in tokens if t.dep_ == "ROOT"]
+    root = roots[0] if roots else None
+    head_tokens = set()
+    for r in roots:
+        head_tokens.add(r.i)
+        if r.pos_ in ("AUX",) or _lemma(r) in ("be", "have"):
+            head_tokens.update(c.i for c in r.children if c.dep_ in ("attr", "acomp", "dobj", "oprd"))
+    if root is not None:
+        a.root = _lemma(root)
+        a.root_negated = any(c.dep_ == "neg" for c in root.children) or any(
+            c.dep_ == "neg" for aux in root.children if aux.dep_ in ("aux", "auxpass") for c in aux.children)
+    for t in tokens:
+        lem = _lemma(t)
+        if not t.is_alpha or t.pos_ in FUNCTION_POS or lem in LIGHT or len(lem) < 2:
+            continue
+        if t.like_num or lem in ONES or lem in TENS or lem in ORDINALS or lem in SCALES:
+            continue  # numbers are compared as quantities
+        weight = 2.0 if t.i in head_tokens else 1.0
+        if t.pos_ == "NOUN":
+            a.nouns.add(lem)
+        if t.pos_ == "PROPN":
+            weight *= 1.5
+        a.content[lem] = max(a.content.get(lem, 0.0), weight)
+    # negation: 'never to sell' → sell; 'not pleased' → pleased; 'didn't open' → open; 'no rain' → rain
+    for t in tokens:
+        if t.dep_ == "neg" or t.lower_ in ("never", "nobody", "nothing", "none", "neither"):
+            a.has_negation = True
+            head = t.head
+            a.negated.add(_lemma(head))
+            # the predicate of a negated copula is negated too ('was not pleased'); the object is in the
+            # negation's scope ('didn't own a phone') but not itself denied ('never sell the farm' ≠ no farm)
+            a.negated.update(_lemma(c) for c in head.children if c.dep_ in ("acomp", "attr", "oprd"))
+            a.negated_scope.update(_lemma(c) for c in head.children if c.dep_ in ("dobj", "xcomp"))
+        elif t.lower_ == "no" and t.dep_ == "det":
+            a.has_negation = True
+            a.negated.add(_lemma(t.head))
+    a.negated_scope |= a.negated
+    for t in tokens:
+        if t.is_punct and t.text in (";", ",", ".", ":", "—", "-") and t.i > 0:
+            break
+        if t.dep_ == "neg" or t.lower_ in ("never", "nobody", "nothing", "none", "neither"):
+            a.first_clause_negated = True
+            break
+    for t in tokens:
+        if t.pos_ == "NOUN" and t.is_alpha:  # common nouns: a name's parts are not modifiers
+            for m in t.children:
+                if m.dep_ in ("amod", "compound", "nmod") and m.is_alpha and _lemma(m) not in VAGUE \
+                        and m.pos_ not in ("NUM", "DET", "PRON"):
+                    kind = "amod" if m.dep_ == "amod" else "compound"  # an adjective replaces an adjective
+                    a.modifiers.setdefault(_lemma(t), {}).setdefault(kind, set()).add(_lemma(m))
+    # proper-name groups
+    group: list[str] = []
+    for t in tokens + [None]:
+        # a name is capitalised: tagged PROPN, or a capitalised noun inside the sentence
+        proper = t is not None and t.is_alpha and t.text[:1].isupper() and (
+            t.pos_ == "PROPN" or (not t.is_sent_start and t.pos_ in ("NOUN", "ADJ")))
+        if proper and _lemma(t) not in _TERM_CLASS:
+            if t.lower_.rstrip(".") not in TITLES:
+                group.append(t.lower_)
+            continue
+        if group:
+            a.entities.append(frozenset(group))
+            group = []
+    for w in a.lemmas + [normalize_word(x) for x in re.findall(r"[a-z]+", text.lower())]:
+        w = _MONTH_ABBR.get(w, w)
+        c = _TERM_CLASS.get(w)
+        if c and not (w in ("may", "march") and not _is_month_word(text, w)):  # 'may' and 'march' are verbs too
+            a.closed.setdefault(c, set()).add(w)
+    return a
+
+
+def normalize_text(text: str) -> str:
+    """Lower case, no articles, punctuation dropped except inside numbers ('3.3', '3,800', '8:15')."""
+    text = re.sub(r"(?<!\d)[^\w\s]|[^\w\s](?!\d)", " ", text.lower().replace("’", "'"))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def _is_month_word(text: str, month: str) -> bool:
+    """'May'/'March' as a month: capitalised, and for 'May' (also a sentence-initial verb) next to a date."""
+    name = month.capitalize()
+    if not re.search(rf"\b{name}\b", text):
+        return False
+    return month == "march" or bool(re.search(
+        rf"\b{name}\s+\d|\d(?:st|nd|rd|th)?\s+(?:of\s+)?{name}\b|\b(?:in|of|last|next|early|late|mid|by|until|since) "
+        rf"{name}\b|\b{name},? \d{{4}}|^\W*{name}\W*$", text))
+
+
+def _lemma(t) -> str:
+    lem = t.lemma_.lower() if t.lemma_ else t.lower_
+    if t.pos_ == "PROPN":
+        lem = t.lower_
+    return normalize_word(lem)
+
+
+@dataclass
+class QuestionInfo:
+    text: str
+    content: set[str]
+    lemmas: set[str]
+    wh: str | None  # the question word, or None for a yes/no question
+    yes_no: bool
+    numeric: bool  # asks for a number, a time or a date
+    verbs: set[str]  # the question's verbs (lemmas), for echo answers ("He did.") and "unopened"
+    negated: set[str]
+
+
+def analyse_question(doc, text: str) -> QuestionInfo:
+    tokens = [t for t in doc if t.is_alpha]
+    words = [t.lower_ for t in tokens]
+    wh = next((w for w in words[:4] if w in WH), None)
+    first = words[0] if words else ""
+    if first in ("and", "so", "but", "then", "or") and len(words) > 1:
+        first = words[1]
+    yes_no = wh is None and first in ("do", "does", "did", "is", "was", "are", "were", "has", "have", "had", "can",
+                                      "could", "will", "would", "should", "shall", "may", "might", "must", "am",
+                                      "isn't", "wasn't", "didn't", "doesn't", "don't", "aren't", "weren't")
+    lemmas = {_lemma(t) for t in tokens}
+    content = {_lemma(t) for t in tokens if t.pos_ not in FUNCTION_POS and _lemma(t) not in LIGHT
+               and t.lower_ not in WH}
+    verbs = {_lemma(t) for t in tokens if t.pos_ == "VERB" or (t.pos_ == "ADJ" and t.dep_ in ("acomp", "ROOT"))}
+    negated = {_lemma(t.head) for t in doc if t.dep_ == "neg"}
+    numeric = bool(NUMERIC_QUESTION.search(text.lower()))
+    return QuestionInfo(text, content, lemmas, wh, yes_no, numeric, verbs, negated)
+
+
+SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "or", "ors", "ian", "ians", "an", "ans", "ese", "ish", "al",
+            "ally", "ly", "ic", "ical", "ness", "ment", "ments", "ion", "ions", "ation", "ations", "y", "ies", "ist",
+            "ists", "ism", "e", "en", "ful", "less", "ity", "ive", "ery", "ry")
+
+
+def same_word(a: str, b: str) -> bool:
+    """Equal lemmas, or one an inflection/derivation of the other ('nurse'/'nursing', 'wood'/'wooden')."""
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    stem = short[:-1] if short.endswith(("e", "y")) and len(short) > 4 else short
+    if len(stem) < 4 or not long_.startswith(stem):
+        return False
+    return long_[len(stem):] in SUFFIXES

@@ -1,0 +1,117 @@
+"""The equivalent context check (MORTAR §III-E): for every round of a perturbed test case, is the
+context before it as informative, for its question, as the context of the source round in the seed?
+
+Three checks, OR-ed:
+- semantic: the question resolves itself — no anaphor, not elliptical, at least 3 words, and its structure
+  names what it is about (``leans_on_context``); a question that leans on context needs its seed predecessor
+  asked earlier for the ontology check;
+- ontology: Ḡ_j (what the question takes from its original context) is contained in the context
+  graph accumulated before this position; an elliptical question must also directly follow the
+  round it continues (set containment alone ignores order: the paper's known weakness);
+- story: every anaphor has exactly one possible referent in the story, its original antecedent.
+Accumulation: a round that passes adds everything it gave (question + answer information);
+a round that fails adds only what its question states explicitly.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from mortar.dataset import TestCase
+from mortar.kg.model import DialogueGraph, Graph
+from mortar.verdict import ECVerdict
+from mortar.vocab import ORIG
+from mortar.nlp import load_nlp
+
+MIN_SELF_CONTAINED_WORDS = 3  # the paper: shorter questions never resolve themselves
+INDEFINITE_SUBJECTS = {"anyone", "anybody", "everyone", "everybody", "someone", "somebody", "nobody", "one",
+                       "either", "neither"}
+RANKS = {"first", "second", "third", "fourth", "fifth", "next", "last"}
+CONNECTIVES = {"so", "then", "and", "but"}
+CONTRASTS = {"instead", "too", "also", "again", "otherwise", "either"}  # 'Who asked for a garden instead?'
+
+BARE_VERBS = {"know", "mean", "agree"}  # complete only with a topic
+
+
+def semantic_check(question: str, rg) -> bool:
+    return len(question.split()) >= MIN_SELF_CONTAINED_WORDS and not rg.anaphors and not rg.elliptical \
+        and not leans_on_context(question)
+
+
+@lru_cache(maxsize=4096)
+def leans_on_context(question: str) -> bool:
+    """A question whose structure leaves out what it is about, whatever its length: a clause without a subject
+    ('To study what?'), an unnamed someone ('Was anyone hurt?', 'Does everyone agree?'), a rank with no
+    contest ('Who came second?'), an opening connective ('So what did he do?'), a contrast with nothing
+    named to contrast with ('Who asked for a garden instead?'), or a verb that needs a topic
+    and has none ('How do we know?'). It needs the round before it in the seed, though not directly before."""
+
+    doc = load_nlp().nlp(question)
+    words = [t for t in doc if not t.is_punct]
+    if not words:
+        return False
+    root = next((t for t in doc if t.dep_ == "ROOT"), words[0])
+    subjects = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass", "expl", "csubj")]
+    if not subjects and any(c.tag_ == "TO" for c in root.children):  # 'To study what?'
+        return True
+    if any(t.lower_ in INDEFINITE_SUBJECTS and t.pos_ == "PRON" for t in subjects):
+        return True
+    if any(t.lower_ in RANKS and t.head.i == root.i and t.dep_ in ("advmod", "acomp", "npadvmod", "oprd")
+           for t in doc) and not any(c.dep_ in ("prep", "dobj") for c in root.children):
+        return True
+    if words[0].lower_ in CONNECTIVES or any(t.lower_ in CONTRASTS and t.dep_ in ("advmod", "preconj") for t in doc):
+        return True
+
+    complements = ("dobj", "ccomp", "xcomp", "prep", "attr", "acomp", "advcl", "dative", "pobj")
+    return root.lemma_.lower() in BARE_VERBS and not any(c.dep_ in complements for c in root.children) \
+        and not any(t.tag_ in ("WP", "WDT") for t in doc)
+
+
+@lru_cache(maxsize=4096)
+def is_fragment(question: str) -> bool:
+    """No finite verb: 'To study what?', 'And the second one?'."""
+
+    return not any(t.tag_ in ("VBD", "VBZ", "VBP", "MD") for t in load_nlp().nlp(question))
+
+
+def check_case(dg: DialogueGraph, case: TestCase, questions: dict[int, str], follow_rule: bool = True) -> list[ECVerdict]:
+    """The EC verdict of every position of ``case`` (ORIG rounds are equivalent by definition).
+
+    ``follow_rule=False`` gives the paper's order-blind containment, for comparison.
+    """
+    context = Graph()
+    verdicts = []
+    previous: int | None = None
+    asked: set[int] = set()
+    seed_before = {r.turn_id: (dg.rounds[k - 1].turn_id if k else None) for k, r in enumerate(dg.rounds)}
+    for source in case.source_rounds:
+        rg = dg.round(source)
+        missing = rg.needed - context.names
+        follows_ok = None if rg.continues is None else previous == rg.continues
+        semantic = semantic_check(questions[source], rg)
+        ontology = not missing and (follows_ok is not False or not follow_rule)
+        if ontology and not rg.elliptical and leans_on_context(questions[source]):
+            # a fragment without a finite verb ('To study what?') continues the round right before it in the seed
+            before = seed_before[source]
+            ontology = before is None or (previous == before if is_fragment(questions[source]) else before in asked)
+        story = rg.story_resolved and not rg.elliptical
+        equivalent = case.perturbation == ORIG or semantic or ontology or story
+        verdicts.append(ECVerdict(equivalent, semantic, ontology, story, rg.needed, frozenset(missing), follows_ok))
+        context = context.union(contribution(rg, equivalent))
+        previous = source
+        asked.add(source)
+    return verdicts
+
+
+def contribution(rg, equivalent: bool) -> Graph:
+    """What an asked round adds to the context: everything it gave (question and answer) when its context
+    was equivalent, else only what its question states explicitly."""
+    return rg.given if equivalent else rg.question
+
+
+def context_before(dg: DialogueGraph, earlier) -> set[str]:
+    """Entity names the context holds after these asked rounds, ``earlier`` = [(source_round, equivalent), …]."""
+    names: set[str] = set()
+    for source, equivalent in earlier:
+        names |= contribution(dg.round(source), equivalent).names
+    return names

@@ -1,0 +1,110 @@
+"""Dataset file formats: each a loader of seeds, detected from the file's content or named (``--format``).
+
+- ``coqa``: CoQA v1.0 JSON (the official ``coqa-dev-v1.0.json`` reads unchanged);
+- ``dialogues``: MORTAR's JSONL, one dialogue a line: ``{"id", "story", "rounds": [{"question", "answer"}]}``;
+- ``chat``: OpenAI chat JSONL, one conversation a line: ``{"messages": [{"role", "content"}, …]}``: the system
+  message (or a field named by ``grounding_field``) is the grounding, each user turn a question, the assistant
+  turn after it the gold answer;
+- ``sharegpt``: ShareGPT, a JSON array or JSONL of ``{"conversations": [{"from": "human"|"gpt"|"system",
+  "value"}]}``;
+- ``parquet``: Parquet or Arrow files with Hugging Face's CoQA schema (``story``, ``questions``,
+  ``answers.input_text``) or QuAC's (``context``, ``questions``, ``orig_answers`` / ``answers``).
+
+A malformed record is one DatasetError naming the file, the line (or record, or row) and what is wrong; nothing of
+a file that fails is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from mortar.dataset import Dataset, DatasetError, Seed
+from mortar.formats import chat, coqa, dialogues, tables
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    text: str  # one line for --help and the Datasets page
+    load: Callable[..., list[Seed]]  # (path, raw bytes, grounding_field) → seeds
+    binary: bool = False
+
+
+FORMATS = {f.name: f for f in (
+    Format("coqa", "CoQA v1.0 JSON", coqa.load),
+    Format("dialogues", "JSONL dialogues: {id, story, rounds: [{question, answer}]}", dialogues.load),
+    Format("chat", "OpenAI chat JSONL: {messages: [{role, content}]}", chat.load_openai),
+    Format("sharegpt", "ShareGPT: {conversations: [{from, value}]}, a JSON array or JSONL", chat.load_sharegpt),
+    Format("parquet", "Parquet or Arrow with Hugging Face's CoQA or QuAC columns", tables.load, binary=True),
+)}
+SUFFIXES = (".json", ".jsonl", ".parquet", ".arrow")  # what the dashboard offers to upload
+
+
+def detect_format(path: Path, raw: bytes) -> str:
+    """The format of a file from its content (its first bytes, its first record's keys)."""
+    if tables.is_table(raw):
+        return "parquet"
+    text = _text(path, raw)
+    head = text.lstrip()
+    if head.startswith("["):
+        return "sharegpt"
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if head.startswith("{") and not _one_json_line(first):
+        return "coqa"  # one JSON document over several lines
+    keys = _keys(first)
+    if "messages" in keys:
+        return "chat"
+    if "conversations" in keys:
+        return "sharegpt"
+    if "data" in keys and "rounds" not in keys:
+        return "coqa"
+    return "dialogues"
+
+
+def load_dataset(path: str | Path, format: str | None = None, grounding_field: str | None = None) -> Dataset:
+    """Read a dataset in any of :data:`FORMATS` (``format`` None: detected); DatasetError (one line) on bad input."""
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(f"{path}: file not found")
+    if format is not None and format not in FORMATS:
+        raise DatasetError(f"{path}: unknown format {format!r}; choose from {', '.join(FORMATS)}")
+    raw = path.read_bytes()
+    kind = FORMATS[format or detect_format(path, raw)]
+    if grounding_field and kind.name != "chat":
+        raise DatasetError(f"{path}: a grounding field is for chat JSONL (this file reads as {kind.name})")
+    seeds = kind.load(path, raw if kind.binary else _text(path, raw), grounding_field)
+    if not seeds:
+        raise DatasetError(f"{path}: no dialogues in the file")
+    seen: dict[str, int] = {}
+    for i, seed in enumerate(seeds):
+        if seed.id in seen:
+            raise DatasetError(
+                f"{path}: record {i + 1} (id {seed.id!r}): field 'id': duplicate of record {seen[seed.id] + 1}")
+        seen[seed.id] = i
+    return Dataset(path=str(path), sha256=hashlib.sha256(raw).hexdigest(), seeds=tuple(seeds))
+
+
+def _text(path: Path, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {e.start})") from None
+
+
+def _one_json_line(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def _keys(line: str) -> set[str]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return set()
+    return set(record) if isinstance(record, dict) else set()

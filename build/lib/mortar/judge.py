@@ -1,0 +1,66 @@
+"""Judging: each test case of a run goes to the relations of the method that made it; RBT judges the seeds
+as they are; every detection but RBT's gets its bug level.
+
+Bug levels relative to RBT: L1 = the question is also wrong in RBT; L2 = right in RBT, in a seed where RBT
+found some bug; L3 = in a seed where RBT found no bug.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mortar.dataset import Seed, TestCase
+from mortar.methods import method_of_case
+from mortar.relations import RELATIONS, Check, Judging, references, unstable_rounds
+from mortar.verdict import ECVerdict
+from mortar.vocab import L1, L2, L3, ORIG, RBT
+
+
+def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECVerdict | None]],
+          answers: dict, oracle, threshold: float, selections: dict | None = None,
+          orig_samples: list[dict] | None = None, settings: dict | None = None) -> list[Check]:
+    """All checks of a run: RBT on the ORIG cases, and each method's relations on the test cases it made,
+    with bug levels on every detection but RBT's.
+
+    ``answers`` maps (test_case_id, position) to the executor's answer (``.text`` is None when errored);
+    ``orig_samples``: the repeated answers of the ORIG cases, same keys (the noise floor, :func:`unstable_rounds`);
+    ``settings``: method name → its settings in this run (``RunConfig.settings``; a method not given: its defaults).
+    """
+    oracle.prepare({a.text for a in answers.values() if a.text is not None}
+                   | {r.answer for s in seeds for r in s.rounds if r.answer})
+    checks: list[Check] = []
+    for seed in seeds:
+        seed_cases = [c for c in cases if c.seed_id == seed.id]
+        orig = [c for c in seed_cases if c.perturbation == ORIG]
+        refs = references(seed, orig, answers)
+        # an oracle that reads the story gets this seed's ('the younger brother' is the gold 'Tom' when it says so)
+        seed_oracle = oracle.for_story(seed.story) if hasattr(oracle, "for_story") else oracle
+        rbt = RELATIONS[RBT].judge(Judging(seed, orig, verdicts, answers, seed_oracle, threshold, refs))
+        judged: list[Check] = []
+        by_method: dict = {}
+        for case in seed_cases:
+            method = method_of_case(case)
+            if method is not None:
+                by_method.setdefault(method, []).append(case)
+        for method, mine in by_method.items():
+            judging = Judging(seed, mine, verdicts, answers, seed_oracle, threshold, refs, orig, selections or {},
+                              (settings or {}).get(method.name))
+            for name in method.relations:
+                judged += RELATIONS[name].judge(judging)
+        mine = rbt + with_levels(judged, {c.source_round for c in rbt if c.violated}, any(c.violated for c in rbt))
+        if orig_samples:
+            unstable = unstable_rounds(seed, orig, answers, orig_samples, seed_oracle, threshold)
+            mine = [replace(c, unstable=True) if c.violated and c.source_round in unstable else c for c in mine]
+        checks += mine
+    return checks
+
+
+def with_levels(checks: list[Check], rbt_bug_rounds: set[int], seed_has_rbt_bug: bool) -> list[Check]:
+    def level(c: Check) -> str | None:
+        if not c.violated:
+            return None
+        if c.source_round in rbt_bug_rounds:
+            return L1
+        return L2 if seed_has_rbt_bug else L3
+
+    return [replace(c, bug_level=level(c)) for c in checks]

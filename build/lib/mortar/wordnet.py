@@ -1,0 +1,141 @@
+"""Synonyms from the WordNet 3.0 database files, read directly (offline).
+
+The files come from Debian's ``wordnet-base`` package (``/usr/share/wordnet``) or any folder named
+by ``MORTAR_WORDNET`` holding ``index.{noun,verb,adj,adv}`` and ``data.{…}``. Format (wndb(5)):
+an index line is ``lemma pos synset_cnt p_cnt [ptr…] sense_cnt tagsense_cnt offset…``; a data line,
+found by its byte offset, is ``offset lex_filenum ss_type w_cnt word lex_id [word lex_id…] …``.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+POS_FILES = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}
+DEFAULT_DIRS = ("/usr/share/wordnet",)
+
+
+class WordNetMissing(RuntimeError):
+    pass
+
+
+def wordnet_dir() -> Path:
+    for candidate in filter(None, (os.environ.get("MORTAR_WORDNET"), *DEFAULT_DIRS)):
+        path = Path(candidate)
+        if (path / "index.noun").is_file() and (path / "data.noun").is_file():
+            return path
+    raise WordNetMissing("WordNet data not found: install Debian's wordnet-base (apt-get install wordnet-base) "
+                         "or set MORTAR_WORDNET to a folder with WordNet 3.0's index.* and data.* files")
+
+
+@lru_cache(maxsize=4)
+def _index(pos: str) -> dict[str, tuple[int, ...]]:
+    offsets = {}
+    with open(wordnet_dir() / f"index.{pos}", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(" "):
+                continue  # licence header
+            parts = line.split()
+            synset_cnt, p_cnt = int(parts[2]), int(parts[3])
+            offsets[parts[0]] = tuple(int(o) for o in parts[6 + p_cnt:6 + p_cnt + synset_cnt])
+    return offsets
+
+
+def _synset_words(pos: str, offset: int) -> list[str]:
+    with open(wordnet_dir() / f"data.{pos}", "rb") as f:
+        f.seek(offset)
+        parts = f.readline().decode("utf-8").split()
+    count = int(parts[3], 16)
+    return [parts[4 + 2 * k] for k in range(count)]
+
+
+@lru_cache(maxsize=20000)
+def synonyms(lemma: str, pos: str, senses: int | None = None) -> tuple[str, ...]:
+    """Other words of the lemma's synsets, most frequent sense first (spaces for multi-word lemmas);
+    ``senses``: only the most frequent ones (1: the first sense's words, the safest paraphrases)."""
+    pos_file = POS_FILES.get(pos)
+    if pos_file is None:
+        return ()
+    key = lemma.lower().replace(" ", "_")
+    found: list[str] = []
+    for offset in _index(pos_file).get(key, ())[:senses]:
+        for word in _synset_words(pos_file, offset):
+            word = word.split("(")[0]  # adjective markers such as "(a)"
+            if word.lower() != key and word not in found:
+                found.append(word)
+    return tuple(w.replace("_", " ") for w in found)
+
+
+def _synset_line(pos: str, offset: int) -> list[str]:
+    with open(wordnet_dir() / f"data.{pos}", "rb") as f:
+        f.seek(offset)
+        return f.readline().decode("utf-8").split()
+
+
+def _pointers(parts: list[str]) -> list[tuple[str, int, str, int, int]]:
+    """A data line's pointers: (symbol, offset, pos letter, source word number, target word number)."""
+    count = int(parts[3], 16)
+    at = 4 + 2 * count
+    out = []
+    for k in range(int(parts[at])):
+        symbol, offset, pos, st = parts[at + 1 + 4 * k: at + 5 + 4 * k]
+        out.append((symbol, int(offset), pos, int(st[:2], 16), int(st[2:], 16)))
+    return out
+
+
+_POS_LETTER = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
+
+
+@lru_cache(maxsize=20000)
+def antonyms(lemma: str, pos: str, senses: int | None = 2) -> tuple[str, ...]:
+    """Words of opposite meaning ('afraid' → 'unafraid', 'fearless'): WordNet's antonyms of the lemma's most
+    frequent senses, with the words of their synsets and of the adjective clusters around them."""
+    pos_file = POS_FILES.get(pos)
+    if pos_file is None:
+        return ()
+    key = lemma.lower().replace(" ", "_")
+    found: list[str] = []
+    for offset in _index(pos_file).get(key, ())[:senses]:
+        parts = _synset_line(pos_file, offset)
+        words = [parts[4 + 2 * k].split("(")[0].lower() for k in range(int(parts[3], 16))]
+        for symbol, target, letter, source, _ in _pointers(parts):
+            if symbol != "!" or (source and words[source - 1] != key):
+                continue
+            target_file = _POS_LETTER[letter]
+            target_parts = _synset_line(target_file, target)
+            clusters = [target] + [o for s, o, _, _, _ in _pointers(target_parts) if s == "&"]
+            for o in clusters:
+                for w in _synset_words(target_file, o):
+                    w = w.split("(")[0].replace("_", " ")
+                    if w.lower() != key and w not in found:
+                        found.append(w)
+    return tuple(found)
+
+
+@lru_cache(maxsize=20000)
+def _kinds(offset: int, depth: int) -> dict[int, int]:
+    """The noun synset's hypernyms up to ``depth`` steps above it: offset → steps."""
+    found: dict[int, int] = {}
+    frontier = [offset]
+    for step in range(1, depth + 1):
+        frontier = [o for f in frontier for s, o, _, _, _ in _pointers(_synset_line("noun", f)) if s in ("@", "@i")]
+        for o in frontier:
+            found.setdefault(o, step)
+    return found
+
+
+@lru_cache(maxsize=20000)
+def kind_in_common(a: str, b: str, depth: int = 2) -> str | None:
+    """The nearest kind of thing two nouns name different members of ('room' for 'attic' and 'cellar', 'health
+    professional' for 'nurse' and 'doctor'), by their most frequent senses; None when they share a sense (synonyms),
+    when one is a kind of the other ('dog', 'animal'), or when no kind within ``depth`` steps holds both."""
+    index = _index("noun")
+    senses_a, senses_b = index.get(a.lower().replace(" ", "_"), ()), index.get(b.lower().replace(" ", "_"), ())
+    if not senses_a or not senses_b or set(senses_a) & set(senses_b):
+        return None
+    up_a, up_b = _kinds(senses_a[0], depth), _kinds(senses_b[0], depth)
+    if senses_a[0] in _kinds(senses_b[0], depth + 2) or senses_b[0] in _kinds(senses_a[0], depth + 2):
+        return None
+    common = sorted(up_a.keys() & up_b.keys(), key=lambda o: up_a[o] + up_b[o])
+    return _synset_words("noun", common[0])[0].replace("_", " ") if common else None
