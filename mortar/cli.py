@@ -866,7 +866,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "override its values")
     run.add_argument("--sut", action="append",
                      help="system under test: smollm2 (default, local), gemma3-270m, a model folder, "
-                          "openai[:MODEL] or groq[:MODEL] (keys from the environment)")
+                          "openai[:MODEL] or groq[:MODEL] (keys from the environment), or module:function (a "
+                          "Python function of the chat's messages that returns the answer)")
     add_run_options(run)
     run.add_argument("--job", help=argparse.SUPPRESS)  # set by the dashboard for a background run
     add_gate_options(run, "--fail-on NEW")
