@@ -60,8 +60,11 @@ def render_job(row, key_prefix: str = "job") -> None:
     with st.container(border=True):
         head, buttons = st.columns([4, 1])
         with head:
+            made = row["run_id"] if isinstance(row["run_id"], str) and row["run_id"] else ""
+            what = ("study" if store.is_study_id(made) else "run") if made else ""
             st.markdown(f"**Job {md_escape(row['job_id'])}** — {md_escape(state)}"
-                        + (f" · run `{row['run_id']}`" if isinstance(row["run_id"], str) and row["run_id"] else ""))
+                        + (f" · {what} `{made}`" if made else "")
+                        + (" (on the Studies page)" if what == "study" and state == "done" else ""))
             try:
                 st.caption(md_escape(jobs.describe_job(row["args"])))
             except InputError as e:
