@@ -65,6 +65,20 @@ def test_an_async_function_answers_like_its_sync_twin():
     assert sync.config()["backend"] == "python" and sync.fingerprint != late.fingerprint
 
 
+def test_an_async_function_answers_inside_a_running_event_loop_too():
+    import asyncio
+
+    conversation = Conversation("Ann had a red kite. Tom had a boat.", (), "Who had a boat?")
+
+    async def in_a_notebook():  # a running loop in this thread, as in Jupyter or an async test
+        return make_sut("tests.echo_bot:reply_later").answer(conversation)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:  # a thread of its own: pytest's may already run a loop (playwright's)
+        assert pool.submit(asyncio.run, in_a_notebook()).result() == "Tom had a boat."
+
+
 @pytest.mark.parametrize("spec, message", [
     ("tests.no_such_bot:reply", "cannot import tests.no_such_bot"),
     ("tests.echo_bot:respond", "tests.echo_bot has no respond"),

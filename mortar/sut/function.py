@@ -17,6 +17,7 @@ import re
 import sys
 import tokenize
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from mortar.sut.base import SUT, Conversation, SutError, SutSettings
 
@@ -68,7 +69,7 @@ class FunctionSUT(SUT):
         try:
             result = self.function(conversation.messages(self.settings.system_prompt))
             if inspect.isawaitable(result):
-                result = asyncio.run(_awaited(result))
+                result = _run(result)
         except SutError:
             raise
         except Exception as e:  # the function's own failure is an errored round, with its reason
@@ -80,3 +81,14 @@ class FunctionSUT(SUT):
 
 async def _awaited(awaitable):
     return await awaitable
+
+
+def _run(awaitable):
+    """The awaitable's result, on a loop of its own; in a thread of its own where this one already runs a loop
+    (a notebook, an async test)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(awaitable))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _awaited(awaitable)).result()
