@@ -8,14 +8,15 @@ configuration. ``mortar.testing.assert_within_budget`` gates a system in pytest.
 
 from __future__ import annotations
 
+import importlib
+
 API = ("run", "report", "gate", "load_dataset", "RunConfig", "RunResult", "BudgetExceeded", "ConfigError", "Run")
 __all__ = list(API)
 
 
 def __getattr__(name: str):
-    # The API is loaded on first use: `import mortar.vocab` (and `python -m mortar --help`) stays light.
+    # PEP 562: the API module is imported on first use of one of its names, by name, so that importing any
+    # mortar.* module (each imports this package first) neither loads the engine nor makes the package depend on it.
     if name in API:
-        from mortar import api  # the engine behind the API: loaded on first use, not by every mortar.* import
-
-        return getattr(api, name)
+        return getattr(importlib.import_module("mortar.api"), name)
     raise AttributeError(f"module 'mortar' has no attribute {name!r}")

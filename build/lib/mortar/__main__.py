@@ -1,5 +1,0 @@
-import sys
-
-from mortar.cli import main
-
-sys.exit(main())
