@@ -18,7 +18,7 @@ from mortar.errors import InputError
 from mortar.study import Study, System, from_suts, load_study_file, run_study, study_problems
 from mortar.study_report import study_frame, study_report, wide
 from tests.conftest import ROOT, SAMPLE
-from tests.scripted_sut import ScriptedSUT, SuffixSUT
+from tests.scripted_sut import SuffixSUT
 
 SUITE = RunConfig(dataset=str(SAMPLE), limit=2, run_seed=1)
 NAMES = ("plain", "polite", "loud")
