@@ -184,7 +184,7 @@ def study_heatmap(matrix: pd.DataFrame) -> go.Figure:
     """Systems × metrics (``study_report.metrics_matrix``): each column shaded from its lowest to its highest
     value (columns count different things), the value written in the cell."""
     shade = matrix.apply(lambda col: (col - col.min()) / (col.max() - col.min()) if col.max() > col.min()
-                         else col * 0 + 0.5)
+                         else col * 0)  # every system alike: nothing to single out
     text = matrix.map(lambda v: "" if v != v else f"{v:.3f}" if isinstance(v, float) and not float(v).is_integer()
                       else f"{v:.0f}")
     fig = go.Figure(go.Heatmap(z=shade.values, x=list(matrix.columns), y=[html.escape(str(s)) for s in matrix.index],

@@ -91,6 +91,9 @@ with st.form("launch"):
                             help="Only the first N seeds of the dataset (0 = all of them). SmolLM2 on two CPU cores "
                                  "needs roughly a minute per seed and perturbation.")
     if mode == STUDY:
+        study_name = st.text_input("Study name", placeholder="e.g. small models, May release",
+                                   help="How the Studies page and the reports name it. The same suite under another "
+                                        "name is another study; under the same name, added systems join it.")
         systems_table = st.data_editor(
             DEFAULT_SYSTEMS, num_rows="dynamic", hide_index=True, width="stretch", key="launch-systems",
             column_config={
@@ -179,7 +182,7 @@ if submitted:
     for note in notes:
         st.info(ui.md_escape(note))
     if mode == STUDY:
-        study = Study(config, tuple(systems_from(systems_table)))
+        study = Study(config, tuple(systems_from(systems_table)), study_name.strip() or None)
         found = study_problems(study) if chosen else ["Choose at least one test method."]
     else:
         found = problems(config) if chosen else ["Choose at least one test method."]

@@ -180,10 +180,12 @@ def test_launch_starts_a_study_of_the_three_bundled_systems_under_the_paper_prof
     at = app("launch")
     at.segmented_control(key="launch-mode").set_value("A study (several systems side by side)").run()
     by_label(at.selectbox, "Profile").set_value("paper")
+    by_label(at.text_input, "Study name").set_value("bundled, paper settings")
     by_label(at.button, "Start run").click().run()
     assert not at.exception and not at.error
     (kind, study), = fake_jobs
     assert kind == "study" and [s.name for s in study.systems] == ["smollm2", "gemma3-270m", "smollm2-one-word"]
+    assert study.name == "bundled, paper settings"
     assert study.systems[1].sut == "gemma3-270m" and "{story}" in study.systems[2].system_prompt
     assert (study.suite.profile, study.suite.oracle, study.suite.threshold) == ("paper", "cosine", 0.6)
     assert any("spaCy" in i.value for i in at.info) and "Started study job job-3 (3 systems)" in at.success[0].value
