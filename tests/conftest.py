@@ -56,3 +56,19 @@ def fresh_copy(built_db: Path, tmp_path, monkeypatch) -> Path:
     shutil.copy(built_db, path)
     monkeypatch.setenv("MORTAR_DB", str(path))
     return path
+
+
+def kill_after_calls(args: list[str], calls: Path, n: int, timeout_s: float = 180) -> None:
+    """Start ``args`` (a script whose scripted SUT writes a line to ``calls`` per answer, slowly) and SIGKILL it
+    once it has asked ``n`` questions: a run killed in the middle of answering."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(args, cwd=ROOT)
+    deadline = time.time() + timeout_s
+    while time.time() < deadline and (not calls.exists() or len(calls.read_text().splitlines()) < n):
+        time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()

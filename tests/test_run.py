@@ -1,11 +1,8 @@
 """`mortar run` end to end with a scripted SUT: determinism, resume after SIGKILL, report and export."""
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 
 import duckdb
 import pandas as pd
@@ -15,7 +12,7 @@ from mortar import store
 from mortar.cli import main
 from mortar.formats import load_dataset
 from mortar.pipeline import RunConfig, run
-from tests.conftest import ROOT, SAMPLE
+from tests.conftest import ROOT, SAMPLE, kill_after_calls
 from tests.scripted_sut import ScriptedSUT
 
 CONFIG = RunConfig(sut="scripted", run_seed=3, limit=2)
@@ -77,12 +74,7 @@ def test_killed_run_resumes_to_exactly_the_uninterrupted_detections(finished, tm
     db_done, result = finished
     db, calls = tmp_path / "k.duckdb", tmp_path / "calls.txt"
     args = [sys.executable, "-c", KILL_SCRIPT, str(SAMPLE), str(db)]
-    proc = subprocess.Popen(args + ["0.05", str(calls)], cwd=ROOT)
-    deadline = time.time() + 120
-    while time.time() < deadline and (not calls.exists() or len(calls.read_text().splitlines()) < 40):
-        time.sleep(0.2)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    kill_after_calls(args + ["0.05", str(calls)], calls, 40, timeout_s=120)
     asked_before_kill = len(calls.read_text().splitlines())
     con = duckdb.connect(str(db), read_only=True)
     stored = con.execute("SELECT count(*) FROM answers").fetchone()[0]

@@ -1,11 +1,8 @@
 """Studies: one suite against several systems — tables per system, a study file, adding a system answers only it,
 a killed study resumes without asking stored answers again, the report and the exports."""
 
-import os
-import signal
 import subprocess
 import sys
-import time
 
 import duckdb
 import pandas as pd
@@ -17,7 +14,7 @@ from mortar.config import ConfigError, RunConfig
 from mortar.errors import InputError
 from mortar.study import Study, System, from_suts, load_study_file, run_study, study_problems
 from mortar.study_report import study_frame, study_report, wide
-from tests.conftest import ROOT, SAMPLE
+from tests.conftest import ROOT, SAMPLE, kill_after_calls
 from tests.scripted_sut import SuffixSUT
 
 SUITE = RunConfig(dataset=str(SAMPLE), limit=2, run_seed=1)
@@ -189,12 +186,7 @@ run_study(Study(suite, (System("plain", "scripted-plain"), System("slow", "scrip
 def test_a_killed_study_resumes_without_asking_stored_answers_again(tmp_path):
     db, calls = tmp_path / "k.duckdb", tmp_path / "calls.txt"
     args = [sys.executable, "-c", KILL_SCRIPT, str(SAMPLE), str(db)]
-    proc = subprocess.Popen(args + ["0.05", str(calls)], cwd=ROOT)
-    deadline = time.time() + 180
-    while time.time() < deadline and (not calls.exists() or len(calls.read_text().splitlines()) < 30):
-        time.sleep(0.2)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    kill_after_calls(args + ["0.05", str(calls)], calls, 30)
     con = duckdb.connect(str(db), read_only=True)
     stored = con.execute("SELECT count(*) FROM answers a JOIN suts s USING (sut_fingerprint) "
                          "WHERE s.config->>'model' = 'keyword-overlap-slow'").fetchone()[0]
