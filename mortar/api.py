@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from mortar import store
 from mortar.config import ConfigError, RunConfig, sut_settings, validate
@@ -51,13 +51,11 @@ def run(dataset: str | Dataset, sut=None, *, config: RunConfig | None = None, db
     path = dataset if isinstance(dataset, str) else getattr(dataset, "path", None)
     config = config or _config(str(path) if path else None, settings)
     loaded = dataset if isinstance(dataset, Dataset) else None
-    if isinstance(sut, str):
-        config = RunConfig.from_json({**config.to_json(), "sut": sut})
-    validate(config, check_services=sut is None or isinstance(sut, str))
+    if isinstance(sut, str):  # a spec: the configuration names it, and the run makes it
+        config, sut = replace(config, sut=sut), None
+    validate(config, check_services=sut is None)
     if callable(sut) and not isinstance(sut, SUT):
         sut = make_sut(sut, sut_settings(config), lanes=config.lanes)
-    elif isinstance(sut, str):
-        sut = None  # the configuration names it now
     result = run_pipeline(loaded, config, db=db, sut=sut, progress=progress)
     return Run(**{f.name: getattr(result, f.name) for f in fields(RunResult)}, db=db)
 

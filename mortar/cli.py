@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from mortar.chat import ChatError as ServiceError
-from mortar.config import KG_BACKENDS, RunConfig, make_extractor, validate
+from mortar.config import KG_BACKENDS, RunConfig, dataset_beside, make_extractor, read_document, validate
 from mortar.formats import FORMATS, load_dataset
 from mortar.errors import InputError
 from mortar.budgets import EXIT_BUDGET_EXCEEDED, BudgetExceeded
@@ -140,18 +140,11 @@ FIELD_OF = {"dataset": "dataset", "method": "methods", "sut": "sut", "seed": "ru
 
 def read_run_file(path: str) -> RunConfig:
     """A run configuration from a YAML or JSON file (the keys ``RunConfig.to_json`` writes)."""
-    import yaml  # JSON is YAML too: one reader for both
-
-    try:
-        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise UserError(f"{path}: not YAML or JSON: {str(e).splitlines()[0]}") from None
+    doc = read_document(path)
     if not isinstance(doc, dict):
         raise UserError(f"{path}: a run file is a mapping of settings (dataset, methods, sut, …)")
-    if doc.get("dataset") and not Path(doc["dataset"]).exists() and (Path(path).parent / doc["dataset"]).exists():
-        doc["dataset"] = str(Path(path).parent / doc["dataset"])  # relative to the run file
+    if doc.get("dataset"):
+        doc["dataset"] = dataset_beside(doc["dataset"], path)
     try:
         return RunConfig.from_json(doc)
     except (ValueError, TypeError) as e:

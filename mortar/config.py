@@ -8,6 +8,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
+import yaml
+
 from mortar.chat import ChatConfigError
 from mortar.dataset import DatasetError
 from mortar.formats import load_dataset
@@ -142,6 +144,22 @@ def problems(config: RunConfig, check_services: bool = True, env=None) -> list[s
     if check_services:
         found += _service_problems(config, env)
     return found
+
+
+def read_document(path: str | Path):
+    """The content of a run or study file, YAML or JSON (JSON is YAML too); InputError in one line."""
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise InputError(f"{path}: not YAML or JSON: {str(e).splitlines()[0]}") from None
+
+
+def dataset_beside(dataset: str, path: str | Path) -> str:
+    """A file's dataset: as given when it exists or is absolute, else relative to the file (kept together)."""
+    given = Path(dataset)
+    return str(given if given.is_absolute() or given.exists() else Path(path).parent / given)
 
 
 def dataset_of(config: RunConfig):

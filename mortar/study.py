@@ -25,11 +25,11 @@ import os
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
-import yaml
 
 from mortar import store
 from mortar import sut as suts
-from mortar.config import ConfigError, RunConfig, dataset_of, make_extractor, problems, sut_settings
+from mortar.config import (ConfigError, RunConfig, dataset_beside, dataset_of, make_extractor, problems, read_document,
+                           sut_settings)
 from mortar.dataset import Dataset, limited
 from mortar.errors import InputError
 from mortar.methods import methods
@@ -107,14 +107,7 @@ def from_suts(suite: RunConfig, specs: list[str], name: str | None = None) -> St
 
 def load_study_file(path: str | Path, env=None) -> tuple[Study, list[str]]:
     """A study file (YAML or JSON) and the notes of its profile; InputError naming the file and what is wrong."""
-    path = Path(path)
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise InputError(f"{path}: not YAML: {str(e).splitlines()[0]}") from None
-    return from_document(doc, path, env)
+    return from_document(read_document(path), Path(path), env)
 
 
 def from_document(doc, path: Path, env=None) -> tuple[Study, list[str]]:
@@ -137,9 +130,8 @@ def from_document(doc, path: Path, env=None) -> tuple[Study, list[str]]:
     if unknown:
         raise InputError(f"{path}: unknown setting {', '.join(unknown)}; a study file takes name, profile, systems, "
                          f"{', '.join(sorted(known))}")
-    if doc.get("dataset"):  # relative to the study file, as a user who keeps them together expects
-        dataset = Path(doc["dataset"])
-        doc["dataset"] = str(dataset if dataset.is_absolute() or dataset.exists() else path.parent / dataset)
+    if doc.get("dataset"):
+        doc["dataset"] = dataset_beside(doc["dataset"], path)
     try:
         suite = RunConfig.from_json(doc)
     except (TypeError, ValueError) as e:

@@ -135,28 +135,21 @@ def _robustness(checks, seeds, weights) -> dict:
     counts = np.array([paired[s] if s in paired else [0, 0, 0] for s in seeds], dtype=float).reshape(len(seeds), 3)
     totals = weights @ counts if weights.size else np.zeros((0, 3))
 
-    def share(rows, column):  # passed / versions, NaN where there are none
-        return 1 - rate_plus(rows[..., 0] - rows[..., column], rows[..., 0])
+    def share(rows, column):  # passed / versions (the counts in ``column`` over those in the first), NaN for none
+        return rate_plus(rows[..., column], rows[..., 0])
 
     point = counts.sum(axis=0)
     seed_acc, pert_acc = float(share(point, 1)), float(share(point, 2))
-    everything = {"RBT accuracy": _per_seed(checks, seeds, lambda c: c.relation == RBT),
-                  "MR checks passed": _per_seed(checks, seeds, lambda c: c.relation != RBT)}
+    def passed_share(name: str, keep) -> dict:  # the share of the checks ``keep`` accepts that passed
+        counts = _per_seed(checks, seeds, keep)  # per seed: checks, bugs
+        return _with_interval(name, float(1 - share(counts.sum(axis=0), 1)),
+                              1 - share(weights @ counts, 1) if weights.size else np.zeros(0))
 
-    def passed(rows):
-        return 1 - rate_plus(rows[..., 1], rows[..., 0])
-
-    result = {}
-    for name in ("RBT accuracy", "MR checks passed"):
-        c = everything[name]
-        result.update(_with_interval(name, float(passed(c.sum(axis=0))),
-                                     passed(weights @ c) if weights.size else np.zeros(0)))
-    return {"RBT accuracy": result.pop("RBT accuracy"), "RBT accuracy low": result.pop("RBT accuracy low"),
-            "RBT accuracy high": result.pop("RBT accuracy high"),
+    return {**passed_share("RBT accuracy", lambda c: c.relation == RBT),
             **_with_interval("seed accuracy", seed_acc, share(totals, 1)),
             **_with_interval("perturbed accuracy", pert_acc, share(totals, 2)),
             **_with_interval("robustness drop", seed_acc - pert_acc, share(totals, 1) - share(totals, 2)),
-            **result}
+            **passed_share("MR checks passed", lambda c: c.relation != RBT)}
 
 
 def breakdown(checks) -> list[dict]:

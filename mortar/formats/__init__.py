@@ -52,10 +52,10 @@ def detect_format(path: Path, raw: bytes) -> str:
     head = text.lstrip()
     if head.startswith("["):
         return "sharegpt"
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    if head.startswith("{") and not _one_json_line(first):
+    first = _first_record(text)
+    if head.startswith("{") and first is None:
         return "coqa"  # one JSON document over several lines
-    keys = _keys(first)
+    keys = set(first or ())
     if "messages" in keys:
         return "chat"
     if "conversations" in keys:
@@ -95,16 +95,11 @@ def _text(path: Path, raw: bytes) -> str:
         raise DatasetError(f"{path}: not UTF-8 text (byte {e.start})") from None
 
 
-def _one_json_line(line: str) -> bool:
-    try:
-        return isinstance(json.loads(line), dict)
-    except json.JSONDecodeError:
-        return False
-
-
-def _keys(line: str) -> set[str]:
+def _first_record(text: str) -> dict | None:
+    """The first line as a JSON object, or None when it is not one (a document over several lines)."""
+    line = next((line for line in text.splitlines() if line.strip()), "")
     try:
         record = json.loads(line)
     except json.JSONDecodeError:
-        return set()
-    return set(record) if isinstance(record, dict) else set()
+        return None
+    return record if isinstance(record, dict) else None
