@@ -207,7 +207,7 @@ def main() -> None:
     print("executor: the whole execute() call (store opened and read, answers, the last write); 'asking': from the "
           "first request to the last reply; alone: a plain thread pool, no executor (see the docstring)")
     print(f"{'lanes':>5} {'convs':>6} {'ideal/s':>8} | {'seconds':>8} {'answers/s':>10} {'of ideal':>9} {'asking':>7} "
-          f"{'in flight':>9} | {'alone/s':>8} {'of ideal':>9}")
+          f"{'in flight':>9} | {'alone/s':>8} {'of ideal':>9} {'executor ÷ alone':>16}")
     worst = None
     with SlowChat(latency) as server:
         measure(server, seeds_for(8, args.rounds), 2)  # warm-up: first imports and first store of this process
@@ -221,7 +221,7 @@ def main() -> None:
             if lanes <= 64:
                 worst = share if worst is None else min(worst, share)
             print(f"{lanes:>5} {answered:>6} {ideal:>8.1f} | {seconds:>8.2f} {rate:>10.1f} {share:>9.0%} "
-                  f"{asking / ideal:>7.0%} {in_flight:>9} | {alone:>8.1f} {alone / ideal:>9.0%}")
+                  f"{asking / ideal:>7.0%} {in_flight:>9} | {alone:>8.1f} {alone / ideal:>9.0%} {rate / alone:>16.2f}")
     if worst is not None:
         print(f"lowest share of the ideal up to 64 lanes: {worst:.0%} (target ≥ {TARGET:.0%}: "
               f"{'met' if worst >= TARGET else 'NOT met'})")

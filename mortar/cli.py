@@ -204,15 +204,17 @@ def with_progress(args, work, result_id):
     failed or cancelled, and the id of what it made) go into the store too."""
     reporter = None
     if args.job:
-        from mortar.jobs import JobReporter
+        from mortar.jobs import CANCELLED, JobReporter
 
         reporter = JobReporter(args.job, args.db)
     try:
         with ProgressBar(also=reporter) as bar:
             result = work(bar)
     except BaseException as e:
-        if reporter:
-            reporter.write(status="cancelled" if isinstance(e, KeyboardInterrupt) else "failed", message=str(e)[:500])
+        if reporter:  # a cancel's SIGTERM arrives as KeyboardInterrupt (no message of its own)
+            cancelled = isinstance(e, KeyboardInterrupt)
+            reporter.write(status="cancelled" if cancelled else "failed",
+                           message=CANCELLED if cancelled else str(e)[:500])
         raise
     if reporter:
         reporter.write(status="done", stage="done", run_id=result_id(result))
@@ -447,6 +449,7 @@ def cmd_export(args) -> None:
         return export_labelled_pairs(args)
     with store.connect(args.db, read_only=True) as con:
         run_id = store.resolve_run_id(con, args.run_id)
+        store.run_config(con, run_id)  # an unknown run is bad input, not an empty file
         if args.what == "rounds":
             frame = store.rounds_export(con, run_id)
         elif args.what == "detections":

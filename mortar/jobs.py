@@ -23,6 +23,7 @@ from mortar.vocab import MORTAR_METHOD
 
 PROGRESS_EVERY_S = 1.0
 STUDY = "study"  # a study job's arguments: {"study": its study file's content}
+CANCELLED = "cancelled; resume continues where it stopped"  # the message of a cancelled job, whoever writes it last
 
 
 def start(config: RunConfig, db=None) -> str:
@@ -93,7 +94,7 @@ def cancel(job_id: str, db=None) -> None:
         except ProcessLookupError:
             pass
     with store.connect(db) as con:
-        store.write_job(con, job_id, status="cancelled", message="cancelled; resume continues where it stopped")
+        store.write_job(con, job_id, status="cancelled", message=CANCELLED)
 
 
 def resume(job_id: str, db=None) -> str:
@@ -116,7 +117,17 @@ def alive(pid: int | None) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """An ended process that its parent (the dashboard, which launched it) has not reaped yet: it still answers
+    signal 0, but it runs no more. Read from /proc (Linux); elsewhere taken as not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 class JobReporter:

@@ -117,7 +117,8 @@ shown = pd.DataFrame({
     "EC": pairs["ec_equivalent"].map({True: "equivalent", False: "not equivalent"}).fillna("–"),
     f"A ({sut_a})": pairs["answer_a"], f"B ({sut_b})": pairs["answer_b"],
     "same": (pairs["answer_a"] == pairs["answer_b"]).map({True: "yes", False: "no"})})
-st.table(shown.set_index("version"))
+# st.table renders its cells as markdown: SUT and dataset text is escaped to show as written
+st.table(shown.set_index("version").map(lambda v: ui.md_escape(v) if isinstance(v, str) else v))
 
 verdicts = [{"detection": a.check_id, "relation": a.relation, "A": a.bug_level or "bug", "B": b.bug_level or "bug"}
             for a, b in result.both if (a.seed_id, a.source_round) == (seed_id, turn_id)]

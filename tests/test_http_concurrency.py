@@ -105,19 +105,18 @@ def seeds_of(n_seeds, n_rounds):
 
 def test_429_waits_as_long_as_retry_after_says_then_answers():
     with Server([(429, {"Retry-After": "1"}, BUSY)]) as server:
-        start = time.monotonic()
         answer = server.sut(backoff_s=0.01, max_retries=3).answer(CONVERSATION)
     assert answer == "answer to What did Ann have?"
-    assert len(server.requests) == 2
+    assert len(server.requests) == 2  # one retry, not the three allowed
     assert server.arrived[1] - server.arrived[0] >= 0.95  # the server's second, not the 10 ms backoff
-    assert time.monotonic() - start < 5
 
 
 def test_retry_after_as_an_http_date_is_honoured():
     when = email.utils.formatdate(time.time() + 2, usegmt=True)  # whole seconds: between 1 and 2 s from now
     with Server([(503, {"Retry-After": when}, BUSY)]) as server:
         assert server.sut(backoff_s=0.01).answer(CONVERSATION).startswith("answer to")
-    assert 0.9 <= server.arrived[1] - server.arrived[0] <= 3.5
+    assert len(server.requests) == 2
+    assert server.arrived[1] - server.arrived[0] >= 0.9  # waited for the date, not the 10 ms backoff
 
 
 def test_exhausted_retries_are_one_line_and_the_round_is_recorded_as_errored(db):
@@ -129,6 +128,11 @@ def test_exhausted_retries_are_one_line_and_the_round_is_recorded_as_errored(db)
     assert "\n" not in message and "HTTP 503" in message and "gave up after 3 attempts" in message
     assert "slow down, please come back later" in message
     assert len(server.requests) == 3  # bounded: the first try and two retries
+
+    with Server(script * 3) as server:  # the default: at most 4 retries after the first attempt
+        with pytest.raises(SutError):
+            server.sut(backoff_s=0.01).answer(CONVERSATION)
+    assert len(server.requests) == 5
 
     seed = seeds_of(1, 2)[0]
     with Server([(429, {}, BUSY)] * 2) as server:  # no Retry-After: exponential backoff with jitter
@@ -142,14 +146,15 @@ def test_exhausted_retries_are_one_line_and_the_round_is_recorded_as_errored(db)
 # -- concurrency and order ----------------------------------------------------------------------------
 
 def test_lanes_requests_are_in_flight_at_once(db):
+    """How many answers a second that makes: benchmarks/http_concurrency.py."""
     seeds = seeds_of(16, 2)
     with Server(latency_s=0.3) as server:
-        start = time.monotonic()
         answers = execute(seeds, [original_case(s) for s in seeds], server.sut(lanes=8), StoreCache(db))
-        seconds = time.monotonic() - start
     assert all(a.ok for a in answers.values()) and len(server.requests) == 32
-    assert server.max_in_flight == 8  # as many as the lanes, never more
-    assert seconds < 32 * 0.3 / 2  # far from one request at a time (4 waves of 0.3 s at best)
+    assert server.max_in_flight == 8  # the server saw 8 requests overlap: as many as the lanes, never more
+    with Server(latency_s=0.05) as server:
+        execute(seeds, [original_case(s) for s in seeds], server.sut(lanes=1), StoreCache(db.with_name("one.db")))
+    assert server.max_in_flight == 1
 
 
 def _tree_cases(seeds):

@@ -5,7 +5,6 @@ import math
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -27,7 +26,8 @@ def synthetic_store(db, n: int, run_id: str = RUN, sut: str = "synthetic-sut") -
             INSERT INTO seed_rounds SELECT 'ds', 'seed-' || (i % 10), i % 16, 'Question number ' || i || '?', 'gold'
             FROM range(160) t(i) ON CONFLICT DO NOTHING""")
         con.execute("""
-            INSERT INTO checks
+            INSERT INTO checks (run_id, check_id, relation, seed_id, source_round, perturbations, test_case_ids,
+                                positions, text_a, text_b, similarity, ec_equivalent, violated, bug_level, unstable)
             SELECT ?, ['RBT','MR1','MR2','MR3','MR4'][1 + i % 5] || '/' || i,
                    ['RBT','MR1','MR2','MR3','MR4'][1 + i % 5], 'seed-' || (i % 10), i % 16,
                    CASE WHEN i % 5 = 0 THEN '["ORIG"]'
@@ -47,37 +47,28 @@ def big(tmp_path_factory):
     return db
 
 
-def test_violations_query_filters_sorts_and_pages_50000_detections_fast(big):
+def test_violations_query_filters_sorts_and_pages_50000_detections(big):
+    """How fast it is: benchmarks/labels.py."""
+    find = store.find_detections
     with store.session(big) as con:
-        timings = []
-
-        def timed(flt=store.DetectionFilter(), **kw):
-            started = time.perf_counter()
-            result = store.find_detections(con, flt, **kw)
-            timings.append(time.perf_counter() - started)
-            return result
-
-        page, total = timed()
+        page, total = find(con, store.DetectionFilter())
         assert total == 50_000 and len(page) == 50
-        _, in_run = timed(store.DetectionFilter(run_ids=(RUN,)))
+        _, in_run = find(con, store.DetectionFilter(run_ids=(RUN,)))
         assert in_run == 25_000
-        _, other = timed(store.DetectionFilter(suts=("other-sut",)))
+        _, other = find(con, store.DetectionFilter(suts=("other-sut",)))
         assert other == 25_000
-        _, mr1 = timed(store.DetectionFilter(run_ids=(RUN,), relations=("MR1",)))
-        _, drs = timed(store.DetectionFilter(run_ids=(RUN,), perturbations=("DRS",)))
+        _, mr1 = find(con, store.DetectionFilter(run_ids=(RUN,), relations=("MR1",)))
+        _, drs = find(con, store.DetectionFilter(run_ids=(RUN,), perturbations=("DRS",)))
         assert 0 < mr1 < in_run and 0 < drs < in_run
-        _, rbt = timed(store.DetectionFilter(run_ids=(RUN,), bug_levels=(store.NO_LEVEL,)))
-        assert rbt == timed(store.DetectionFilter(run_ids=(RUN,), relations=("RBT",)))[1]
-        page, found = timed(store.DetectionFilter(run_ids=(RUN,), text="NEEDLE"))
+        _, rbt = find(con, store.DetectionFilter(run_ids=(RUN,), bug_levels=(store.NO_LEVEL,)))
+        assert rbt == find(con, store.DetectionFilter(run_ids=(RUN,), relations=("RBT",)))[1]
+        page, found = find(con, store.DetectionFilter(run_ids=(RUN,), text="NEEDLE"))
         assert 0 < found < 100 and page["output"].str.contains("needle").all()
-        page, low = timed(store.DetectionFilter(similarity=(0.0, 0.1)), sort="similarity", descending=True,
-                          limit=10, offset=20)
+        page, low = find(con, store.DetectionFilter(similarity=(0.0, 0.1)), sort="similarity", descending=True,
+                         limit=10, offset=20)
         assert page["similarity"].max() <= 0.1 and list(page["similarity"]) == sorted(page["similarity"], reverse=True)
-        last, _ = timed(offset=49_990)
+        last, _ = find(con, offset=49_990)
         assert len(last) == 10
-    print(f"\nviolations query over 50,000 detections: max {max(timings) * 1000:.0f} ms, "
-          f"mean {sum(timings) / len(timings) * 1000:.0f} ms")
-    assert max(timings) < 2.0
 
 
 def test_filter_values_cannot_inject_sql(big):
@@ -214,18 +205,18 @@ con.close()
 """
 
 
-def test_a_page_read_gives_up_quickly_while_a_run_holds_the_store(tmp_path):
+def test_a_page_read_gives_up_while_a_run_holds_the_store(tmp_path):
     db = tmp_path / "busy.duckdb"
     synthetic_store(db, 5)
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(db), "5"], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(db), "60"], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "holding"
-        started = time.monotonic()
         with pytest.raises(store.StoreBusy):
             with store.session(db, read_only=True, wait_s=0.3):
                 pass
-        assert time.monotonic() - started < 3
+        assert holder.poll() is None  # it gave up while the store was still held, not once it was free
     finally:
+        holder.terminate()
         holder.wait()
     with store.session(db, read_only=True, wait_s=0.3) as con:  # free again
         assert store.find_detections(con)[1] == 5
