@@ -6,7 +6,8 @@ Three checks, OR-ed:
   names what it is about (``leans_on_context``); a question that leans on context needs its seed predecessor
   asked earlier for the ontology check;
 - ontology: Ḡ_j (what the question takes from its original context) is contained in the context
-  graph accumulated before this position; an elliptical question must also directly follow the
+  graph accumulated before this position; an elliptical question, and a short follow-up that judges or
+  continues the answer just given ('Was she right?', ``follows_up``), must also directly follow the
   round it continues (set containment alone ignores order: the paper's known weakness);
 - story: every anaphor has exactly one possible referent in the story, its original antecedent.
 Accumulation: a round that passes adds everything it gave (question + answer information);
@@ -30,12 +31,43 @@ RANKS = {"first", "second", "third", "fourth", "fifth", "next", "last"}
 CONNECTIVES = {"so", "then", "and", "but"}
 CONTRASTS = {"instead", "too", "also", "again", "otherwise", "either"}  # 'Who asked for a garden instead?'
 
-BARE_VERBS = {"know", "mean", "agree"}  # complete only with a topic
+# nouns that stand for something of something else ('the score' of a match, 'the deadline' of a task): without an
+# 'of', a possessor or a modifier they take what they are about from the conversation
+RELATIONAL_NOUNS = {"score", "result", "outcome", "deadline", "problem", "reason", "cause", "winner", "loser", "idea",
+                    "plan", "decision", "answer", "repair", "condition", "price", "cost", "difference", "solution",
+                    "purpose", "effect", "reaction", "response", "verdict", "total"}
+BARE_VERBS = {"know", "mean", "agree", "disagree", "tell", "prove", "explain"}  # complete only with a topic
+# a short follow-up built on one of these judges or continues what was just said ('Was she wrong?', 'Did it help?')
+JUDGEMENTS = {"right", "wrong", "correct", "true", "false", "sure", "certain", "accurate", "fair", "successful"}
+OUTCOME_VERBS = BARE_VERBS | {"work", "help", "succeed", "fail"}
+TEMPORAL_PREPS = {"after", "before", "since", "until"}
+MAX_FOLLOW_UP_WORDS = 4
 
 
 def semantic_check(question: str, rg) -> bool:
     return len(question.split()) >= MIN_SELF_CONTAINED_WORDS and not rg.anaphors and not rg.elliptical \
-        and not leans_on_context(question)
+        and not leans_on_context(question) and not follows_up(question)
+
+
+@lru_cache(maxsize=4096)
+def follows_up(question: str) -> bool:
+    """A short question that names nothing and takes its topic from the answer just given: a judgement with no
+    complement ('Is it accurate?'), a verb of knowing or of outcome with none ('How can you be sure?', 'Did it
+    help?'), or a time relative to a demonstrative ('And before this?'). Like an elliptical question, it must
+    directly follow the round before it in the seed."""
+
+    doc = load_nlp().nlp(question)
+    words = [t for t in doc if not t.is_punct]
+    if not words or len(words) > MAX_FOLLOW_UP_WORDS or any(t.pos_ in ("NOUN", "PROPN") for t in words):
+        return False
+    root = next((t for t in doc if t.dep_ == "ROOT"), words[0])
+    complements = {c.dep_ for c in root.children} & {"dobj", "ccomp", "xcomp", "prep", "attr", "advcl", "dative"}
+    if any(t.lemma_.lower() in JUDGEMENTS and t.dep_ in ("acomp", "attr")
+           and not any(c.dep_ == "prep" for c in t.children) for t in words):
+        return True
+    if root.lemma_.lower() in OUTCOME_VERBS and not complements:
+        return True
+    return any(t.lower_ in ("that", "this") and t.dep_ == "pobj" and t.head.lower_ in TEMPORAL_PREPS for t in words)
 
 
 @lru_cache(maxsize=4096)
@@ -44,7 +76,8 @@ def leans_on_context(question: str) -> bool:
     ('To study what?'), an unnamed someone ('Was anyone hurt?', 'Does everyone agree?'), a rank with no
     contest ('Who came second?'), an opening connective ('So what did he do?'), a contrast with nothing
     named to contrast with ('Who asked for a garden instead?'), or a verb that needs a topic
-    and has none ('How do we know?'). It needs the round before it in the seed, though not directly before."""
+    and has none ('Why did the board object?' has one; 'Why did Ines disagree?' has none). It needs the round
+    before it in the seed, though not directly before."""
 
     doc = load_nlp().nlp(question)
     words = [t for t in doc if not t.is_punct]
@@ -62,6 +95,10 @@ def leans_on_context(question: str) -> bool:
     if words[0].lower_ in CONNECTIVES or any(t.lower_ in CONTRASTS and t.dep_ in ("advmod", "preconj") for t in doc):
         return True
 
+    if any(t.lemma_.lower() in RELATIONAL_NOUNS and t.dep_ in ("nsubj", "nsubjpass", "dobj", "attr")
+           and not any(c.dep_ in ("prep", "poss", "compound", "amod", "relcl", "acl") for c in t.children)
+           for t in doc):
+        return True
     complements = ("dobj", "ccomp", "xcomp", "prep", "attr", "acomp", "advcl", "dative", "pobj")
     return root.lemma_.lower() in BARE_VERBS and not any(c.dep_ in complements for c in root.children) \
         and not any(t.tag_ in ("WP", "WDT") for t in doc)
@@ -90,11 +127,18 @@ def check_case(dg: DialogueGraph, case: TestCase, questions: dict[int, str], fol
         follows_ok = None if rg.continues is None else previous == rg.continues
         semantic = semantic_check(questions[source], rg)
         ontology = not missing and (follows_ok is not False or not follow_rule)
-        if ontology and not rg.elliptical and leans_on_context(questions[source]):
-            # a fragment without a finite verb ('To study what?') continues the round right before it in the seed
+        if ontology and not rg.elliptical and (leans_on_context(questions[source]) or (rg.anaphors and not rg.needed)):
+            # so does an anaphor the graph could not tie to an entity, or tied to one the question names itself
+            # ('those lanterns' → 'lantern'); a fragment without a finite verb ('To study what?') continues the
+            # round right before it in the seed
             before = seed_before[source]
             ontology = before is None or (previous == before if is_fragment(questions[source]) else before in asked)
-        story = rg.story_resolved and not rg.elliptical
+        if follows_up(questions[source]):
+            # 'Was she right?' judges the answer just given: its seed predecessor comes right before it and passed
+            before = seed_before[source]
+            ontology = ontology and (before is None or (previous == before and verdicts[-1].equivalent)
+                                     or not follow_rule)
+        story = rg.story_resolved and not rg.elliptical and not follows_up(questions[source])
         equivalent = case.perturbation == ORIG or semantic or ontology or story
         verdicts.append(ECVerdict(equivalent, semantic, ontology, story, rg.needed, frozenset(missing), follows_ok))
         context = context.union(contribution(rg, equivalent))

@@ -29,6 +29,13 @@ PLACES = {"GPE", "LOC", "FAC"}
 NUMERIC = {"CARDINAL", "QUANTITY", "MONEY", "PERCENT", "ORDINAL"}
 PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f", "herself": "f"}
 GENDERED = set(PRONOUN_GENDER)
+# people nouns of one gender that coreferee's word lists miss ('grandmother' is no 'he')
+GENDERED_NOUNS = {
+    "f": {"woman", "girl", "lady", "mother", "grandmother", "mum", "mom", "grandma", "sister", "aunt", "daughter",
+          "granddaughter", "niece", "wife", "widow", "bride", "queen", "princess", "nun", "actress"},
+    "m": {"man", "boy", "gentleman", "father", "grandfather", "dad", "grandpa", "brother", "uncle", "son", "grandson",
+          "nephew", "husband", "widower", "groom", "king", "prince", "monk", "actor"},
+}
 PLURAL_PRONOUNS = {"they", "them", "their", "theirs", "themselves"}
 TITLES = {"mr", "mrs", "ms", "miss", "dr", "sir", "lady", "lord", "mayor", "captain", "uncle", "aunt", "professor"}
 WH_WORDS = {"what", "who", "whom", "which", "where", "when", "why", "how", "whose"}
@@ -41,6 +48,7 @@ BE, HAVE, COUNT = "is", "has", "count"  # labels of copular, possessive and quan
 SAME_ROLE_BONUS, SUBJECT_BONUS, PERSON_BONUS = 8, 4, 12  # words: how much nearer a story pronoun's antecedent
 # counts when it is in the pronoun's own role (subject, object), a subject, a person (for he/she)
 ATTRIBUTE = "ATTRIBUTE"  # type of a relation's value that is no entity ('happy' in 'Mary was happy')
+CORE_ROLES = {"nsubj", "nsubjpass", "dobj", "attr", "ROOT"}
 TIME_NOUNS = {"year", "day", "time", "month", "week", "morning", "night", "evening", "afternoon", "moment",
               "summer", "winter", "spring", "autumn", "season", "century", "decade", "era", "period"}
 
@@ -135,6 +143,10 @@ class _SeedExtraction:
             name = self.canonical(chunk)
             if name:
                 found[chunk.root.i] = (name, chunk.root, chunk.root.ent_type_ or "THING")
+        for tok in doc:  # 'Harriet and Louisa Crane': the parser hangs the first name on the last one's
+            if tok.pos_ == "PROPN" and not tok.ent_type_ and tok.dep_ in ("nmod", "compound") \
+                    and any(c.dep_ == "conj" for c in tok.children) and tok.i not in found:
+                found[tok.i] = (self.canonical(tok), tok, "PERSON")
         return [found[i] for i in sorted(found)]
 
     def names(self, doc: Doc) -> dict[int, tuple[str, ...]]:
@@ -296,6 +308,8 @@ class _SeedExtraction:
         lemma = cand.lemma_.lower()
         gender = PRONOUN_GENDER.get(pronoun.lower_)
         if gender:
+            if _other_gender(cand, gender):
+                return False
             name = self.names_of(cand)[0] if self.names_of(cand) else ""
             known = self.story_people().get(name) or (self.gender_of(name) if cand.pos_ == "PROPN" else None)
             if (known and known != gender) or (cand.ent_type_ not in ("", "PERSON") and not known):
@@ -345,7 +359,7 @@ class _SeedExtraction:
         round_relations: list[list[Relation]] = []  # what each round states, its anaphors and wh-word filled in
         for j, (q, _) in enumerate(self.pairs):
             turn = self.seed.rounds[j].turn_id
-            anaphors = self.anaphors(j)
+            anaphors = [self.first_named(a, rounds) for a in self.anaphors(j)]
             elliptical = is_elliptical(q)
             resolved = self.names(q) | {a.index: a.antecedent for a in anaphors if a.antecedent and a.index is not None}
             round_relations.append(self.relations(q, resolved | self.answered(q, self.pairs[j][1])))
@@ -374,6 +388,19 @@ class _SeedExtraction:
             whole = whole.union(g)
         whole = self.closed(whole, [r for rels in round_relations for r in rels])
         return DialogueGraph(self.seed.id, backend, model, whole, tuple(rounds))
+
+    def first_named(self, anaphor: Anaphor, rounds: list[RoundGraph]) -> Anaphor:
+        """An anaphor whose antecedent is the answer of a round that only put a name to that round's own referent
+        ('How many fishermen were rescued?' — 'Who were they?' — 'Callum and Dermot Reyes' — 'What was their
+        boat called?') stands for that referent: the fishermen are the same people under their first wording, and
+        a perturbed context that named them only that way is as informative."""
+        k = (anaphor.antecedent_round or 0) - 1
+        if k < 0 or k >= len(rounds) or not rounds[k].needed or not anaphor.antecedent:
+            return anaphor
+        question, answer = self.pairs[k]
+        if set(anaphor.antecedent) & rounds[k].question.names or not _identifies(question, answer):
+            return anaphor
+        return replace(anaphor, antecedent=tuple(sorted(rounds[k].needed)))
 
     def anaphors(self, j: int) -> list[Anaphor]:
         docs = [d for p in self.pairs[:j] for d in p] + [self.pairs[j][0]]
@@ -416,8 +443,11 @@ class _SeedExtraction:
             return "then"
         if low in ("this", "that", "these", "those") and tok.dep_ == "det" and tok.head.pos_ == "NOUN":
             return "demonstrative"
-        if low in ("this", "that") and tok.pos_ == "PRON" and tok.dep_ in ("nsubj", "dobj", "pobj", "attr", "nsubjpass"):
-            return "demonstrative"
+        if low in ("this", "that") and tok.tag_ != "WDT" and tok.dep_ in ("nsubj", "dobj", "pobj", "attr", "nsubjpass"):
+            return "demonstrative"  # also where the tagger took it for a conjunction: 'How far is that from …'
+        if tok.text.isupper() and len(tok.text) > 1:
+            return None  # an acronym: 'IT', 'US'
+
         if low in ("one", "ones") and any(c.lower_ in ("which", "other", "each", "that", "this") for c in tok.children):
             return "one"
         if tok.tag_ in ("PRP", "PRP$") and self.rules.is_potential_anaphor(tok):
@@ -428,14 +458,19 @@ class _SeedExtraction:
         """The anaphor's antecedent in the earlier utterances; never one of the entities in ``apart``."""
         # he/she point at people first: the nearest person, named or not ('a boy'), beats a nearer animal or thing;
         # a nearer person is the seed's antecedent even when someone else was named further back
-        passes = [True, False] if tok.lower_ in GENDERED else [False]
-        for people_only in passes:
+        # 'it' points at what the talk is about first: a subject, an object or a bare answer, not a place or
+        # time on the side ('What did the divers raise? — a bell. Where? — off Kinsale. Who cast it?': the bell)
+        passes = [True, False] if tok.lower_ in GENDERED or tok.lower_ in ("it", "its") else [False]
+        for first in passes:
+            people_only = first and tok.lower_ in GENDERED
             for k, span in spans:  # most recent utterance first
                 for cand in reversed(span):
                     if not (self.rules.is_independent_noun(cand) or cand.ent_type_):
                         continue
                     if people_only and not ((cand.pos_ == "PROPN" and cand.ent_type_ not in NUMERIC | TIMES)
                                             or self.is_person(cand)):
+                        continue
+                    if first and not people_only and (cand.dep_ not in CORE_ROLES or cand.ent_type_ in PLACES | TIMES):
                         continue
                     if self.compatible(kind, tok, cand, strict=people_only):
                         names = self.names_of(cand)
@@ -475,6 +510,8 @@ class _SeedExtraction:
                 cand.ent_type_ == "PERSON" or self.story_people().get(self.canonical(cand)))):
             return False  # 'it' is never a person, nor a bare number
         wanted = PRONOUN_GENDER.get(tok.lower_)
+        if wanted and _other_gender(cand, wanted):
+            return False
         if wanted and cand.pos_ == "PROPN":
             # the story's own he/she for this person settles agreement where name lists cannot
             known = self.story_people().get(self.names_of(cand)[0] if self.names_of(cand) else "")
@@ -505,7 +542,17 @@ class _SeedExtraction:
         if anaphor.kind != "pronoun" or gender is None or len(anaphor.antecedent) != 1:
             return False
         candidates = {p for p, g in self.story_people().items() if g in (gender, None)}
-        return candidates == {anaphor.antecedent[0]}
+        return candidates == {anaphor.antecedent[0]} and not self.unnamed_people(gender)
+
+    def unnamed_people(self, gender: str) -> list[Token]:
+        """The story's people of this gender known by no name ('her grandfather', 'a boy'): possible referents too.
+        A noun that only describes a named person ('the captain, Morag Fyfe') is none."""
+        def named(t: Token) -> bool:
+            return any(x.ent_type_ == "PERSON" for x in (t.head, *t.children) if x.dep_ in ("appos", "compound")
+                       or t.dep_ in ("appos", "attr", "compound"))
+
+        return [t for t in self.story
+                if t.pos_ == "NOUN" and t.lemma_.lower() in GENDERED_NOUNS[gender] and not named(t)]
 
     def story_people(self) -> dict[str, str | None]:
         """The story's named people with their gender ('m', 'f' or None when unknown).
@@ -552,6 +599,23 @@ def is_elliptical(q: Doc) -> bool:
     return not any(t.pos_ in ("VERB", "AUX") for t in words)
 
 
+def _identifies(question: Doc, answer: Doc) -> bool:
+    """The round only names or describes the referent of its own pronoun: 'Who were they?', 'What is her name?',
+    or an answer 'they were sisters'."""
+    def copular(doc: Doc) -> Token | None:
+        root = next((t for t in doc if t.dep_ == "ROOT"), None)
+        return root if root is not None and root.lemma_ == "be" else None
+
+    root = copular(question)
+    if root is not None:
+        args = [c for c in root.children if c.dep_ in ("nsubj", "attr")]
+        if any(a.lower_ in ("who", "what") for a in args) and any(
+                a.tag_ == "PRP" or (a.lemma_ == "name" and any(c.tag_ == "PRP$" for c in a.children)) for a in args):
+            return True
+    root = copular(answer)
+    return root is not None and any(c.dep_ == "nsubj" and c.tag_ == "PRP" for c in root.children)
+
+
 def _subjects(verb: Token) -> tuple[list[Token], bool]:
     """The subjects of a verb's clause and whether it is passive; a verb without its own subject shares that of
     the verb it continues ('Otto measured the sticks and tied them', 'decided to build a kite', 'came to help')
@@ -587,6 +651,11 @@ def _bound_apart(pronoun: Token, other: Token) -> bool:
         other = other.head
     return pronoun.dep_ in ("dobj", "dative", "iobj") and other.i != pronoun.i and other.head.i == pronoun.head.i \
         and other.dep_ in ("nsubj", "nsubjpass", "dobj", "dative")
+
+
+def _other_gender(cand: Token, gender: str) -> bool:
+    """A person noun of the other gender than the pronoun's ('her' is never the grandfather)."""
+    return cand.lemma_.lower() in GENDERED_NOUNS["m" if gender == "f" else "f"]
 
 
 def _pronoun_kind(tok: Token) -> str:
