@@ -161,9 +161,11 @@ class ChatClient:
                 self._groq.close()
                 self._groq = None
 
-    def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int | None = None) -> str:
-        """The assistant's reply to ``messages``; raises ChatError when the request fails for good."""
-        return self._call(self._body(messages, temperature, max_tokens), self._content)
+    def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int | None = None,
+                 extra: dict | None = None) -> str:
+        """The assistant's reply to ``messages``; raises ChatError when the request fails for good. ``extra``: more
+        fields of the request body (a server's own, such as llama.cpp's ``cache_prompt``)."""
+        return self._call({**self._body(messages, temperature, max_tokens), **(extra or {})}, self._content)
 
     def complete_with_logprobs(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int | None = None,
                                top_logprobs: int = 20) -> tuple[str, list[list[float]]]:

@@ -135,7 +135,7 @@ FIELD_OF = {"dataset": "dataset", "method": "methods", "sut": "sut", "seed": "ru
             "threshold": "threshold", "kg_backend": "kg_backend", "limit": "limit", "targets": "targets",
             "budget": "budget", "order": "order", "max_new_tokens": "max_new_tokens", "lanes": "lanes",
             "orig_repeats": "orig_repeats", "system_prompt": "system_prompt", "dataset_format": "dataset_format",
-            "grounding_field": "grounding_field"}
+            "grounding_field": "grounding_field", "confirm": "confirm"}
 
 
 def read_run_file(path: str) -> RunConfig:
@@ -161,7 +161,7 @@ def config_from(args) -> RunConfig:
                         run_seed=args.seed, settings=settings, oracle=args.oracle, threshold=args.threshold,
                         kg_backend=args.kg_backend, limit=args.limit, targets=args.targets, budget=args.budget,
                         order=args.order, max_new_tokens=args.max_new_tokens, lanes=args.lanes,
-                        orig_repeats=args.orig_repeats, system_prompt=args.system_prompt,
+                        orig_repeats=args.orig_repeats, confirm=args.confirm, system_prompt=args.system_prompt,
                         dataset_format=args.dataset_format, grounding_field=args.grounding_field)
     except ValueError as e:  # an unknown method name
         raise UserError(f"--method: {e}") from None
@@ -823,6 +823,11 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                      help="the noise floor: answer each seed dialogue (ORIG) R times (default 1). A detection on a "
                           "question whose ORIG answers already disagree is marked unstable and reported apart; "
                           "for SUTs that do not answer the same way every time (sampling, some APIs at temperature 0)")
+    p.add_argument("--confirm", type=_count, default=0, metavar="K",
+                     help="confirmed detections: ask every detection's conversations K more times (default 0: not "
+                          "at all), past the answer cache and the server's prompt cache where it allows (llama.cpp's "
+                          "cache_prompt); a detection its relation does not find again every time is marked flaky "
+                          "and reported apart, in no headline figure nor CI budget")
     p.add_argument("--method", default=MORTAR_METHOD,
                      help=f"test method: one name, a comma list or '{ALL_METHODS}' (default {MORTAR_METHOD}); methods "
                           "run on the same seeds and SUT and are compared in one report")

@@ -57,6 +57,9 @@ class RunConfig:
     # The noise floor: ORIG is answered this many times; a detection on a seed question whose ORIG answers
     # disagree with each other is marked unstable and reported apart (1: ORIG once, as the paper)
     orig_repeats: int = 1
+    # Confirmed detections: every detection's conversations are asked this many more times, afresh (no answer cache,
+    # no prompt cache where the server allows); a detection not found again every time is flaky, reported apart
+    confirm: int = 0
     dataset_format: str | None = None  # the dataset's file format (``mortar.formats``); None: detected from the file
     grounding_field: str | None = None  # chat JSONL: the record field that holds the grounding (else the system message)
     system_prompt: str | None = None  # the SUT's system prompt ("{story}" marks the story); None: the default one
@@ -83,6 +86,8 @@ class RunConfig:
     def to_json(self) -> dict:
         """As stored with the run: each method's settings under its own key (``TestMethod.key``)."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "settings"}
+        if not self.confirm:  # stored only when asked for: the configurations stored before it stay as they were
+            del data["confirm"]
         for name, m in methods().items():
             data[m.key] = asdict(self.settings[name])
         return data
@@ -135,6 +140,8 @@ def problems(config: RunConfig, check_services: bool = True, env=None) -> list[s
         found.append("the system prompt has no {story}: say where the story goes")
     if not _positive_int(config.orig_repeats):
         found.append(f"ORIG repeats {config.orig_repeats} is not a positive integer (1: ORIG answered once)")
+    if config.confirm != 0 and not _positive_int(config.confirm):
+        found.append(f"confirm {config.confirm} is not a positive integer (0: detections are not confirmed)")
     if config.oracle not in ORACLES:
         found.append(f"unknown oracle {config.oracle!r}; choose from {', '.join(ORACLES)}")
     if config.threshold is not None and not 0.0 <= config.threshold <= 1.0:

@@ -91,6 +91,36 @@ def execute(seeds: Iterable[Seed], cases: Iterable[TestCase], sut: SUT, cache: A
     return _Execution(seeds, cases, sut, cache or NoCache(), progress, sample).run()
 
 
+def conversation_at(seed: Seed, case: TestCase, position: int, answers: dict) -> Conversation | None:
+    """The conversation the executor asked at this round of a test case (the same hash): the case's story, its
+    earlier questions with the SUT's answers to them, and the question. None when an earlier round got no answer."""
+    history = []
+    for p in range(1, position):
+        earlier = answers.get((case.test_case_id, p))
+        if earlier is None or earlier.text is None:
+            return None
+        history.append(Turn(case.question_at(seed, p), earlier.text))
+    return Conversation(case.story_of(seed), tuple(history), case.question_at(seed, position))
+
+
+def ask(sut: SUT, conversations: list[Conversation], done: Callable[[int, Completion], None]) -> None:
+    """Ask each conversation once, as it is, on the SUT's lanes: no answer cache, no prefix tree (confirming
+    detections). ``done(i, completion)`` is called as the answer to ``conversations[i]`` comes in."""
+    todo = list(reversed(range(len(conversations))))
+    session = sut.session()
+    try:
+        on_lane: dict[int, int] = {}
+        while todo or on_lane:
+            for lane in range(session.lanes):
+                if lane not in on_lane and todo:
+                    on_lane[lane] = todo.pop()
+                    session.submit(lane, conversations[on_lane[lane]])
+            for completion in session.wait():
+                done(on_lane.pop(completion.lane), completion)
+    finally:
+        session.close()
+
+
 def build_tree(seeds: Iterable[Seed], cases: Iterable[TestCase]) -> list[_Node]:
     """One root per seed and story; test cases asking the same questions in the same order share their nodes."""
     by_id = {s.id: s for s in seeds}

@@ -384,3 +384,21 @@ def unstable_summary(unstable) -> list[dict]:
             for name, mine in sorted(by_relation.items())]
 
 
+flaky_summary = unstable_summary  # the same counts, of the detections a confirmation (--confirm) did not reproduce
+
+
+def no_answer_summary(checks) -> list[dict]:
+    """Per relation that compares two system answers, its checks where neither answer answers the question (no
+    outcome: never a violation), out of all its checks, and how many seed questions they are on."""
+    by_relation: dict[str, list] = {}
+    for c in checks:
+        by_relation.setdefault(c.relation, []).append(c)
+    rows = []
+    for name, mine in sorted(by_relation.items()):
+        none = [c for c in mine if c.no_answer]
+        if none:
+            rows.append({"relation": name, "no_answer_pairs": len(none), "checks": len(mine),
+                         "seed_questions": len({(c.seed_id, c.source_round) for c in none})})
+    return rows
+
+

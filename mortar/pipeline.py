@@ -1,7 +1,8 @@
 """One run end to end, read against the paper:
 
     seeds ─► knowledge graphs ─► ORIG + each method's test cases (MORTAR's with their EC verdicts)
-          ─► SUT answers (conversation-prefix tree) ─► RBT + each method's relations with the oracle ─► store
+          ─► SUT answers (conversation-prefix tree) ─► RBT + each method's relations with the oracle
+          ─► (--confirm K) every detection's conversations asked again, afresh; those not found again flaky ─► store
 
 Every stage writes idempotently under a run id derived from the configuration, so the same
 command gives the same detections, and after a kill it continues where it stopped.
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from mortar import store
 from mortar.config import RunConfig, dataset_of, make_extractor, make_run_sut
+from mortar.confirm import confirm
 from mortar.context import check_case
 from mortar.dataset import Dataset, TestCase, limited
 from mortar.execute import execute
@@ -207,6 +209,8 @@ def run_key(config: RunConfig, extractor, sut, threshold: float) -> dict:
         key["budget"] = {"n": config.budget, "order": config.order}
     if config.orig_repeats > 1:
         key["orig_repeats"] = config.orig_repeats
+    if config.confirm:
+        key["confirm"] = config.confirm
     if config.dataset_format or config.grounding_field:  # the same bytes read another way are other seeds
         key["dataset_reading"] = {"format": config.dataset_format, "grounding_field": config.grounding_field}
     return key
@@ -270,6 +274,11 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
             progress(0, 1, {"stage": "judging"})
         checks = judge(seeds, cases, verdicts, answers, oracle, threshold, selections, orig_samples,
                        config.settings)
+        # 3a. confirmed detections: each detection's conversations asked again, afresh; one not found again is flaky
+        if config.confirm:
+            checks, note = confirm(seeds, cases, verdicts, answers, checks, sut, oracle, threshold, config.confirm,
+                                   selections, config.settings, db, run_id, _stage(progress, "confirming detections"))
+            notes += (note,)
     except BaseException:
         with store.connect(db) as con:
             store.write_run_status(con, run_id, "interrupted")

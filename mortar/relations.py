@@ -11,15 +11,23 @@ module and one :func:`register_relation` call.
 RBT (reference-based testing) is the one relation every run has: ORIG round j is a bug when
 sim(o_j, a_j) < ε. An errored round is never compared, so never a bug.
 
+A relation that compares two system answers (agreeing with ORIG here; MR3/MR4 in ``mortar.methods.mortar``) asks
+the oracle's ``compare``: a pair where neither answer answers the question is *no answer* — its check is marked
+``no_answer``, never violated, and counted apart in the report.
+
 The noise floor (``--orig-repeats r``): ORIG is answered r times. A seed question whose ORIG answers disagree
 with each other is *unstable*: a detection there may be the SUT's own randomness, not the perturbation, so
 it is marked and reported apart (it still counts in no headline metric).
+
+Confirmed detections (``--confirm K``): every detection's conversations are asked K more times, afresh; a detection
+that its relation does not find again on every one of them is *flaky*, reported apart as the unstable ones
+(``mortar.confirm``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mortar.verdict import ECVerdict
 from mortar.dataset import Seed, TestCase
@@ -44,15 +52,28 @@ class Check:
     violated: bool
     bug_level: str | None = None
     unstable: bool = False  # on a seed question whose repeated ORIG answers disagree (the noise floor)
+    flaky: bool = False  # a detection that did not reproduce when its conversations were asked again (--confirm)
+    no_answer: bool = False  # two system answers of which neither answers the question: no outcome, never violated
+
+
+def reported_apart(check: Check) -> bool:
+    """A detection that counts in no headline figure: on an unstable seed question, or flaky."""
+    return check.violated and (check.unstable or check.flaky)
+
+
+def headline_checks(checks: list[Check]) -> list[Check]:
+    """The checks as the headline figures (NBugs, Rate+, bug levels, CI budgets) count them: a detection reported
+    apart counts as a passed check."""
+    return [replace(c, violated=False, bug_level=None) if reported_apart(c) else c for c in checks]
 
 
 def round_check(name: str, seed_id: str, source_round: int, case: TestCase, position: int, output: str,
                 reference: str, similarity: float, ec_equivalent: bool | None, violated: bool,
-                perturbation: str | None = None, check_id: str | None = None) -> Check:
+                perturbation: str | None = None, check_id: str | None = None, no_answer: bool = False) -> Check:
     """The check of one asked round: the SUT's output there against a reference (or another answer)."""
     return Check(check_id or f"{name}/{case.test_case_id}/{position}", name, seed_id, source_round,
                  (perturbation or case.perturbation,), (case.test_case_id,), (position,), output, reference, similarity,
-                 ec_equivalent, violated)
+                 ec_equivalent, violated, no_answer=no_answer)
 
 
 @dataclass(frozen=True)
@@ -63,7 +84,7 @@ class Judging:
     cases: list[TestCase]  # the method's test cases of this seed (ORIG's for RBT)
     verdicts: dict[str, list[ECVerdict | None]]  # test_case_id → EC verdict per position (None: not checked)
     answers: dict  # (test_case_id, position) → the executor's Answer (``.text`` None when errored)
-    oracle: object  # similarity(question, reference, candidate), agreement(question, a, b)
+    oracle: object  # similarity(question, reference, candidate), compare(question, a, b) of two answers
     threshold: float
     references: dict[int, str] = field(default_factory=dict)  # source round → gold, else the RBT output
     orig_cases: list[TestCase] = field(default_factory=list)  # the seed as it is, for invariance against ORIG
@@ -163,16 +184,17 @@ def same_as_orig(name: str, kinds: tuple[str, ...]):
                 out, before = j.answer(case, pos), orig_answers.get(source)
                 if out is None or before is None:
                     continue
-                sim = j.oracle.agreement(j.question(source), before, out)
-                checks.append(round_check(name, j.seed.id, source, case, pos, out, before, sim, None,
-                                          sim < j.threshold))
+                agreed = compare(j.oracle, j.question(source), before, out)  # two non-answers: no outcome
+                checks.append(round_check(name, j.seed.id, source, case, pos, out, before, agreed.score, None,
+                                          differ(agreed, j.threshold), no_answer=agreed.no_answer))
         return checks
     return judge
 
 
 def unstable_rounds(seed: Seed, orig_cases: list[TestCase], answers: dict, orig_samples: list[dict], oracle,
                     threshold: float) -> set[int]:
-    """The seed's source rounds where any two of ORIG's answers (the run's and each repeat's) disagree."""
+    """The seed's source rounds where any two of ORIG's answers (the run's and each repeat's) disagree (two
+    non-answers do not: neither answers, so neither disagrees)."""
     found = set()
     for case in orig_cases:
         for pos, source in enumerate(case.source_rounds, start=1):
@@ -180,7 +202,26 @@ def unstable_rounds(seed: Seed, orig_cases: list[TestCase], answers: dict, orig_
                                       *(s.get((case.test_case_id, pos)) for s in orig_samples))
                      if a is not None and a.text is not None]
             question = seed.round(source).question
-            if any(oracle.agreement(question, a, b) < threshold
+            if any(differ(compare(oracle, question, a, b), threshold)
                    for i, a in enumerate(texts) for b in texts[i + 1:] if a != b):
                 found.add(source)
     return found
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Two answers compared by an oracle that gives only a score (no ``compare``): never "no answer"."""
+
+    score: float
+    no_answer: bool = False
+
+
+def compare(oracle, question: str, a: str, b: str):
+    """Two system answers compared: the oracle's ``compare`` (score and ``no_answer``: neither answers the
+    question), or for an oracle with only ``agreement`` its score."""
+    return oracle.compare(question, a, b) if hasattr(oracle, "compare") else Scored(oracle.agreement(question, a, b))
+
+
+def differ(agreement, threshold: float) -> bool:
+    """They give different answers: below the threshold, and not a pair of non-answers (no outcome)."""
+    return not agreement.no_answer and agreement.score < threshold

@@ -5,7 +5,6 @@ functions of ``mortar.metrics`` over the registered methods, and read from the s
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 
 import pandas as pd
 
@@ -14,7 +13,8 @@ from mortar.guide.prioritise import evaluation
 from mortar.methods import Table, method_kinds, method_label_of, methods
 from mortar.metrics import (is_missing, calibration_set, coefficient_of_variation, cohen_kappa, guidance_summary, level_counts,
                             method_summary, oracle_vs_humans, overlap, selection_summary, similarity_distribution, uniqueness,
-                            unstable_summary)
+                            unstable_summary, flaky_summary, no_answer_summary)
+from mortar.relations import headline_checks
 from mortar.vocab import ALL, CRITICAL_SIMILARITY, ORIG, RBT, is_true_positive
 
 
@@ -130,8 +130,8 @@ def report(checks, cases, verdicts, selections: dict | None = None, mutants: lis
     ran = methods_in(cases)
     labelled_checks = checks
     unstable = [c for c in checks if c.violated and c.unstable]
-    if unstable:  # the noise floor: reported apart, counted in no headline figure
-        checks = [replace(c, violated=False, bug_level=None) if c.unstable else c for c in checks]
+    flaky = [c for c in checks if c.violated and c.flaky]
+    checks = headline_checks(checks)  # the noise floor and flaky detections: reported apart, in no headline figure
     result = {"metrics": run_metrics(checks, cases),
               "tables": [t for m in ran if m.tables for t in m.tables(checks, cases, verdicts, unknown or set())]}
 
@@ -160,6 +160,19 @@ def report(checks, cases, verdicts, selections: dict | None = None, mutants: lis
             "ORIG was answered more than once (--orig-repeats) and the answers to these seed questions disagree "
             "with each other: a detection there may come from the SUT's own randomness, not from the test case. "
             "They are left out of every other figure.", unstable_summary(unstable))
+    if flaky:
+        add("flaky", "Flaky detections: not reproduced when asked again (reported apart)",
+            "Every detection's conversations were asked again (--confirm), bypassing the answer cache and the "
+            "server's prompt cache where it allows; the relation did not find these detections again on every "
+            "asking, so they may come from how the system was served, not from the test case. They are left out of "
+            "every other figure.", flaky_summary(flaky))
+    no_answer = no_answer_summary(checks)
+    if no_answer:
+        add("no_answer", "Pairs of answers where neither answers the question (no outcome)",
+            "Relations that compare two system answers (MR3, MR4, DT-INV, P1–P3) read what each answer says to the "
+            "question. Where neither answers — both say the story does not tell, or are empty, degenerate (one "
+            "phrase over and over, no words) or evasive — the pair neither agrees nor differs: it is counted here "
+            "and is never a violation.", no_answer)
     if len(ran) >= 2:
         result["uniqueness"] = uniqueness(checks, ran)
         result["overlap"] = overlap(checks, ran)
@@ -187,8 +200,10 @@ def metric_rows(report: dict) -> list[dict]:
              for row in report.get("selection", ()) for k, v in row.items() if k != "version"]
     rows += [{"method": f"guide {row['guide']}", "metric": k, "value": v}
              for row in report.get("guidance", ()) for k, v in row.items() if k != "guide"]
-    rows += [{"method": f"unstable {row['relation']}", "metric": k, "value": row[k]}
-             for row in report.get("unstable", ()) for k in ("detections", "seed_questions")]
+    rows += [{"method": f"{apart} {row['relation']}", "metric": k, "value": row[k]}
+             for apart in ("unstable", "flaky") for row in report.get(apart, ()) for k in ("detections", "seed_questions")]
+    rows += [{"method": f"no answer {row['relation']}", "metric": "no_answer_pairs", "value": row["no_answer_pairs"]}
+             for row in report.get("no_answer", ())]
     rows += [{"method": row["name"] if row["group"] in ("run", "method") else f"{row['group']} {row['name']}",
               "metric": k, "value": row[k]}
              for row in report.get("precision", ()) for k in ("PPD", "labelled", "true_positives", "disputed",

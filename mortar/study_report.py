@@ -21,6 +21,7 @@ from mortar import reports, store
 from mortar.compare import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE, percentile_interval
 from mortar.methods import method_label_of
 from mortar.metrics import critical_bugs, rate_plus
+from mortar.relations import reported_apart
 from mortar.vocab import LEVELS, MR1, RBT
 
 PAPER_TABLES = ("table_vi", "table_vii", "table_viii")  # method tables read per system (Table IV: the levels)
@@ -64,7 +65,7 @@ def _pieces(con, run_id: str) -> tuple[list, dict]:
     report = reports.report(checks, cases, verdicts, store.read_selections(con, run_id), store.read_mutants(con, run_id),
                             store.final_labels(con, run_id), store.read_labels(con, run_id),
                             store.unknown_rounds(con, run_id))
-    return [c for c in checks if not (c.violated and c.unstable)], report
+    return [c for c in checks if not reported_apart(c)], report
 
 
 def _sut_text(spec: dict) -> str:

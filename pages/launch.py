@@ -114,7 +114,7 @@ with st.form("launch"):
                                    "folder: the path of a Hugging Face model folder. python: module:function, a "
                                    "function of the chat's messages that returns the answer (the project folder is "
                                    "on the import path). Ignored for local presets.")
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3, c4 = st.columns(4)
     lanes = c1.number_input("Lanes", min_value=0, value=DEFAULTS.lanes or 0, step=1,
                             help="Conversations answered at once: a local model's batch size, an HTTP SUT's requests "
                                  "in flight (64 and more for a serving engine such as vLLM). 0 = the SUT's default "
@@ -126,6 +126,10 @@ with st.form("launch"):
                                    help="The noise floor: each seed dialogue is answered this many times. A detection "
                                         "on a question whose ORIG answers already disagree is marked unstable and "
                                         "reported apart. For SUTs that do not answer the same way every time.")
+    confirm = c4.number_input("Confirm detections", min_value=0, value=DEFAULTS.confirm, step=1,
+                              help="Ask every detection's conversations this many more times, past the answer cache "
+                                   "and the server's prompt cache where it allows; a detection not found again every "
+                                   "time is marked flaky and reported apart. 0 = not confirmed.")
     st.markdown("**Test methods**")
     registered = methods()
     chosen = st.multiselect("Methods", list(registered), default=list(DEFAULTS.methods),
@@ -177,7 +181,7 @@ if submitted:
         settings=method_settings, oracle=oracle,
         threshold=None if threshold is None else float(threshold), kg_backend=kg_backend, limit=int(limit) or None,
         targets=targets, budget=int(budget) or None, order=order, max_new_tokens=int(max_new_tokens),
-        lanes=int(lanes) or None, orig_repeats=int(orig_repeats))
+        lanes=int(lanes) or None, orig_repeats=int(orig_repeats), confirm=int(confirm))
     config, notes = apply_profile(config, None if profile not in PROFILES else profile)
     for note in notes:
         st.info(ui.md_escape(note))

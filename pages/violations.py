@@ -55,7 +55,7 @@ with st.container(border=True):
     lo, hi = choices["similarity"]
     lo, hi = min(0.0, float(lo)), max(1.0, float(hi))
     sim = c4.slider("Similarity", lo, hi, (lo, hi), step=0.01, key="v-sim", help=ui.GLOSSARY["similarity"])
-    c1, c2, c3, c4, c5 = st.columns([3, 1, 1, 1, 1])
+    c1, c2, c3, c4, c5, c6 = st.columns([3, 1, 1, 1, 1, 1])
     text = c1.text_input("Search the question, the SUT's answer and the reference", key="v-text",
                          placeholder="words to find (case-insensitive)")
     if groups:
@@ -69,10 +69,15 @@ with st.container(border=True):
     stable_only = c5.toggle("Stable only", value=False, key="v-stable",
                             help="Leave out detections on questions whose ORIG answers already disagree when ORIG "
                                  "is answered more than once (run option --orig-repeats): the SUT's own noise.")
+    confirmed_only = c6.toggle("Confirmed only", value=False, key="v-confirmed",
+                               help="Leave out flaky detections: those not found again when their conversations were "
+                                    "asked again (run option --confirm), which may come from how the system is "
+                                    "served rather than from the test case.")
 
 flt = store.DetectionFilter(run_ids=tuple(run_ids), suts=tuple(suts), relations=tuple(relations),
                              perturbations=tuple(perturbations), bug_levels=tuple(levels), seeds=tuple(seeds),
-                             similarity=None if sim == (lo, hi) else sim, text=text, stable_only=stable_only)
+                             similarity=None if sim == (lo, hi) else sim, text=text, stable_only=stable_only,
+                             confirmed_only=confirmed_only)
 
 
 def open_group(run_id: str, seed_id: str, source_round: int) -> None:
@@ -169,6 +174,7 @@ event = st.dataframe(
     table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="v-table",
     column_order=["detection_id", "relation", "perturbations", "seed_id", "source_round", "question", "output",
                   "reference", "similarity", "EC", "bug_level", *(["unstable"] if table["unstable"].any() else []),
+                  *(["flaky"] if table["flaky"].any() else []),
                   "n_labels", "mean_score", "sut", "run_id"],
     column_config={
         "detection_id": col.TextColumn("detection"),
@@ -180,6 +186,8 @@ event = st.dataframe(
         "bug_level": col.TextColumn("level", help=ui.LEVELS_HELP),
         "unstable": col.CheckboxColumn("unstable", help="ORIG's repeated answers to this question already "
                                                          "disagree (--orig-repeats): reported apart."),
+        "flaky": col.CheckboxColumn("flaky", help="Not found again when its conversations were asked again "
+                                                   "(--confirm): reported apart, in no headline figure."),
         "n_labels": col.NumberColumn("labels", help="Precision labels given so far."),
         "mean_score": col.NumberColumn("mean score", format="%.1f",
                                        help="Mean acceptability score (0–10; below 6 = true positive)."),

@@ -321,3 +321,18 @@ def test_compare_page_shows_both_systems_answers(runs, monkeypatch):
     assert set(answers) == {"in the kitchen"} and len(table) > 1  # ORIG and the perturbed versions
     at.selectbox(key="c-b").set_value(runs.other_seed).run()
     assert not at.exception and "different test cases" in at.error[0].value
+
+
+def test_detections_reported_apart_are_not_compared_as_bugs():
+    """A flaky or unstable detection counts in no headline figure, so a comparison does not count it either."""
+    from mortar.compare import compare
+    from mortar.relations import Check
+
+    def check(check_id, violated, **apart):
+        return Check(check_id, "MR1", "s1", 1, ("DRS",), ("t1",), (1,), "a", "b", 0.1, True, violated, "L2", **apart)
+
+    a = [check("x", True), check("y", True)]
+    b = [check("x", True, flaky=True), check("y", True, unstable=True)]
+    result = compare(a, b, ["s1"], resamples=10)
+    assert [c.check_id for c in result.only_a] == ["x", "y"]
+    assert result.only_b == [] and result.both == []

@@ -146,7 +146,9 @@ def stored_detections(db, runs: dict[str, dict]) -> None:
         for i, (run_id, config) in enumerate(runs.items()):
             con.execute("INSERT INTO runs VALUES (?, 'run', 'ds', 0, ?, 'done', now(), now())",
                         [run_id, json.dumps(config)])
-            con.execute("""INSERT INTO checks VALUES (?, 'MR1/1', 'MR1', 's', 1, '["DRS"]', '["tc"]', '[1]',
+            con.execute("""INSERT INTO checks (run_id, check_id, relation, seed_id, source_round, perturbations,
+                           test_case_ids, positions, text_a, text_b, similarity, ec_equivalent, violated, bug_level,
+                           unstable) VALUES (?, 'MR1/1', 'MR1', 's', 1, '["DRS"]', '["tc"]', '[1]',
                            'out', 'ref', ?, TRUE, TRUE, 'L1', FALSE)""", [run_id, i / 10])
 
 

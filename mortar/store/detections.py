@@ -39,6 +39,7 @@ class DetectionFilter:
     labelled_by: str | None = None  # with ``unlabelled``: only detections this annotator has not scored
     unlabelled: bool = False
     stable_only: bool = False  # leave out detections on questions whose repeated ORIG answers disagree
+    confirmed_only: bool = False  # leave out flaky detections (not reproduced when asked again, --confirm)
 
     def where(self, sut_of: dict[str, str]) -> tuple[str, list]:
         """The SQL condition and its parameters; ``sut_of`` maps each run id to its SUT."""
@@ -78,6 +79,8 @@ class DetectionFilter:
             params.extend([self.text.strip().lower()] * 3)
         if self.stable_only:
             clauses.append("NOT d.unstable")
+        if self.confirmed_only:
+            clauses.append("NOT d.flaky")
         if self.unlabelled and self.labelled_by:
             clauses.append("NOT EXISTS (SELECT 1 FROM labels x WHERE x.run_id = d.run_id "
                            "AND x.detection_id = d.detection_id AND x.annotator = ?)")
@@ -118,7 +121,7 @@ def find_detections(con, flt: DetectionFilter = DetectionFilter(), sort: str = "
     page = con.execute(f"""
         SELECT d.run_id, d.detection_id, s.sut, d.relation, d.perturbations, d.seed_id, d.source_round,
                sr.question, d.text_a AS output, d.text_b AS reference, d.similarity, d.ec_equivalent, d.bug_level,
-               d.unstable, coalesce(l.n_labels, 0) AS n_labels, l.mean_score
+               d.unstable, d.flaky, coalesce(l.n_labels, 0) AS n_labels, l.mean_score
         {_DETECTIONS_FROM} WHERE {where}
         ORDER BY {order} LIMIT ? OFFSET ?""", params + [int(limit), int(offset)]).df()
     return page, int(total)

@@ -138,10 +138,19 @@ def read_checks(con, run_id: str) -> list:
     """The run's checks (every comparison a relation made), by check id."""
     rows = con.execute("""SELECT check_id, relation, seed_id, source_round, perturbations, test_case_ids, positions,
                                  text_a, text_b, similarity, ec_equivalent, violated, bug_level,
-                                 coalesce(unstable, false)
+                                 coalesce(unstable, false), coalesce(flaky, false) AS flaky,
+                                 coalesce(no_answer, false) AS no_answer
                           FROM checks WHERE run_id = ? ORDER BY check_id""", [run_id]).fetchall()
     return [Check(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), tuple(json.loads(r[5])), tuple(json.loads(r[6])),
-                  r[7], r[8], r[9], r[10], r[11], r[12], r[13]) for r in rows]
+                  r[7], r[8], r[9], r[10], r[11], r[12], r[13], flaky=r[14], no_answer=r[15]) for r in rows]
+
+
+def read_confirmations(con, run_id: str) -> dict[tuple[str, int, int], tuple[str, str | None]]:
+    """The answers asked to confirm the run's detections: (test_case_id, position, confirmation) →
+    (conversation hash, output); errored ones are left out (asked again)."""
+    rows = con.execute("SELECT test_case_id, position, confirmation, conversation_hash, output FROM confirmations "
+                       "WHERE run_id = ? AND output IS NOT NULL", [run_id]).fetchall()
+    return {(t, p, k): (h, o) for t, p, k, h, o in rows}
 
 
 def read_orig_samples(con, run_id: str, test_case_id: str) -> dict[int, list[str | None]]:
@@ -225,7 +234,7 @@ def detections_export(con, run_id: str) -> pd.DataFrame:
     """The run's detections (violated checks), for download."""
     return con.execute("""
         SELECT detection_id, relation, perturbations, seed_id, source_round, test_case_ids, positions,
-               text_a, text_b, similarity, ec_equivalent, bug_level, unstable
+               text_a, text_b, similarity, ec_equivalent, bug_level, unstable, flaky
         FROM detections WHERE run_id = ? ORDER BY detection_id""", [run_id]).df()
 
 

@@ -101,9 +101,12 @@ CREATE TABLE IF NOT EXISTS checks (   -- every comparison a relation made; viola
     PRIMARY KEY (run_id, check_id)
 );
 ALTER TABLE checks ADD COLUMN IF NOT EXISTS unstable BOOLEAN;  -- on a question whose repeated ORIG answers disagree
+ALTER TABLE checks ADD COLUMN IF NOT EXISTS flaky BOOLEAN;  -- a detection not reproduced when asked again (--confirm)
+ALTER TABLE checks ADD COLUMN IF NOT EXISTS no_answer BOOLEAN;  -- two answers of which neither answers: never violated
 CREATE OR REPLACE VIEW detections AS
     SELECT run_id, check_id AS detection_id, relation, perturbations, seed_id, source_round, test_case_ids,
-           positions, text_a, text_b, similarity, ec_equivalent, bug_level, coalesce(unstable, false) AS unstable
+           positions, text_a, text_b, similarity, ec_equivalent, bug_level, coalesce(unstable, false) AS unstable,
+           coalesce(flaky, false) AS flaky
     FROM checks WHERE violated;
 CREATE TABLE IF NOT EXISTS orig_samples (  -- `--orig-repeats`: ORIG's answers when asked again (the noise floor)
     run_id TEXT NOT NULL,
@@ -112,6 +115,17 @@ CREATE TABLE IF NOT EXISTS orig_samples (  -- `--orig-repeats`: ORIG's answers w
     sample INTEGER NOT NULL,          -- 1 … repeats − 1 (sample 0 is the run's own answer, in run_rounds)
     output TEXT,                      -- NULL when the round errored
     PRIMARY KEY (run_id, test_case_id, position, sample)
+);
+CREATE TABLE IF NOT EXISTS confirmations (  -- `--confirm K`: a detection's conversations asked again, afresh
+    run_id TEXT NOT NULL,
+    test_case_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    confirmation INTEGER NOT NULL,    -- 1 … K
+    conversation_hash TEXT NOT NULL,  -- the conversation asked (the same as the run's answer there)
+    output TEXT,                      -- NULL when the SUT gave no answer
+    error TEXT,
+    seconds DOUBLE,
+    PRIMARY KEY (run_id, test_case_id, position, confirmation)
 );
 CREATE TABLE IF NOT EXISTS selections (  -- response selection: the gold answer's rank among distractors, per round
     run_id TEXT NOT NULL,

@@ -105,8 +105,15 @@ def write_checks(con, run_id: str, checks) -> None:
                                 test_case_ids=json.dumps(list(c.test_case_ids)), positions=json.dumps(list(c.positions)),
                                 text_a=c.text_a, text_b=c.text_b, similarity=c.similarity,
                                 ec_equivalent=c.ec_equivalent, violated=c.violated, bug_level=c.bug_level,
-                                unstable=c.unstable)
+                                unstable=c.unstable, flaky=c.flaky, no_answer=c.no_answer)
                            for c in checks])
+
+
+def write_confirmations(con, run_id: str, rows: list[dict]) -> None:
+    """Answers asked to confirm detections (``--confirm``); ``rows``: dicts of test_case_id, position, confirmation,
+    conversation_hash, output, error, seconds (idempotent)."""
+    upsert(con, "confirmations", [{"run_id": run_id, **row} for row in rows],
+           update=("conversation_hash", "output", "error", "seconds"))
 
 
 def write_orig_samples(con, run_id: str, cases, orig_samples: list[dict]) -> None:

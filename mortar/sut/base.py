@@ -54,6 +54,9 @@ class Conversation:
     history: tuple[Turn, ...]
     question: str
     sample: int = 0  # > 0: the same conversation asked again (``--orig-repeats``), stored as an answer of its own
+    # asked to confirm a detection (``--confirm``): answered afresh, from no cached prefix (the engine's prompt cache
+    # where it allows); the same conversation, so not in the hash
+    fresh: bool = False
 
     @functools.cached_property
     def hash(self) -> str:

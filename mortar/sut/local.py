@@ -257,8 +257,9 @@ class LocalSession(Session):
         ids = self.sut.prompt_ids(conversation)
         # Reuse the longest cached prefix. It ends where the template's rendering of the history departs
         # from what is cached (e.g. the template strips the answer or re-tokenises it differently); that
-        # suffix is recomputed. At least one token is run, for the logits of the answer's first token.
-        self._cut(lane, min(_common_prefix(state.tokens, ids), len(ids) - 1))
+        # suffix is recomputed. At least one token is run, for the logits of the answer's first token. A fresh
+        # conversation (confirming a detection) reuses nothing: every token is recomputed.
+        self._cut(lane, 0 if conversation.fresh else min(_common_prefix(state.tokens, ids), len(ids) - 1))
         state.pending = ids[len(state.tokens):]
         state.generated = []
         state.impurity = 0.0

@@ -26,6 +26,10 @@ from mortar.chat import DEFAULT_OPENAI_BASE_URL, GROQ, OPENAI, ChatClient, ChatC
 from mortar.sut.base import LOGPROBS, SUT, Conversation, SutError, SutSettings
 
 DEFAULT_CONCURRENCY = 4
+# A fresh conversation (``--confirm``) asks the server not to reuse a cached prompt prefix: llama.cpp's field (its
+# documentation warns that prompt caching can change results). Servers that do not know it ignore it (vLLM); the
+# OpenAI API and Groq refuse unknown fields, so they are not sent it.
+NO_PROMPT_CACHE = {"cache_prompt": False}
 
 
 class ChatSUT(SUT):
@@ -50,8 +54,15 @@ class ChatSUT(SUT):
 
     def answer(self, conversation: Conversation) -> str:
         messages = conversation.messages(self.settings.system_prompt)
+        extra = NO_PROMPT_CACHE if conversation.fresh and self._takes_cache_field else None
         return self._with_client(lambda client: client.complete(
-            messages, temperature=0.0, max_tokens=self.settings.max_new_tokens)).strip()
+            messages, temperature=0.0, max_tokens=self.settings.max_new_tokens, extra=extra)).strip()
+
+    @property
+    def _takes_cache_field(self) -> bool:
+        """Whether requests may carry ``cache_prompt``: a self-hosted OpenAI-compatible server (llama.cpp, vLLM)."""
+        url = (self.chat_config.base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+        return self.backend == OPENAI and url != DEFAULT_OPENAI_BASE_URL
 
     def answer_with_logprobs(self, conversation: Conversation) -> tuple[str, list[list[float]]]:
         """The answer and its tokens' top log-probabilities (for Gini guidance); SutError when the service
