@@ -22,10 +22,12 @@ from pathlib import Path
 
 from mortar.vocab import TRUE_POSITIVE_BELOW
 from mortar.oracle import ORACLES, Oracle, default_threshold
+from mortar.oracle.agreement import AGREE, DIFFER, NO_ANSWER
 
 ACCEPTABLE_FROM = TRUE_POSITIVE_BELOW  # a label score of 6 or more (of 10): the output is acceptable (paper)
 REQUIRED = ("question", "gold", "candidate")
-AGREEMENT_FIELDS = ("question", "answer_a", "answer_b")  # a two-answer file; ``agree`` is the person's verdict
+AGREEMENT_FIELDS = ("question", "answer_a", "answer_b")  # a two-answer file; ``agree`` (and ``no_answer``: neither
+# answers the question) is the person's verdict
 
 
 class PairsError(ValueError):
@@ -47,7 +49,7 @@ def read_pairs(path: str | Path, required: tuple[str, ...] = REQUIRED) -> list[d
             missing = [k for k in required if not isinstance(row.get(k), str)]
             if missing:
                 raise PairsError(f"{path}:{n}: missing text field(s) {', '.join(missing)}")
-            for label in ("acceptable", "agree"):
+            for label in ("acceptable", "agree", "no_answer"):
                 if label in row and not isinstance(row[label], bool):
                     raise PairsError(f"{path}:{n}: '{label}' must be true or false")
             if row.get("story") is not None and not isinstance(row["story"], str):
@@ -71,27 +73,46 @@ def score_rows(rows: list[dict], oracle: Oracle, threshold: float) -> list[dict]
 
 
 def score_agreement(rows: list[dict], oracle: Oracle, threshold: float) -> list[dict]:
-    """Two-answer rows with ``score`` (the oracle's ``agreement``) and ``same`` (score ≥ threshold) added."""
-    oracle.prepare([t for r in rows for t in (r["answer_a"], r["answer_b"])], [r["question"] for r in rows])
-    out = []
-    for r in rows:
-        s = oracle.agreement(r["question"], r["answer_a"], r["answer_b"], story=r.get("story"))
-        out.append({**r, "score": round(s, 4), "same": s >= threshold})
-    return out
+    """Two-answer rows with ``score``, ``outcome`` (agree, differ, or no answer: neither answers the question),
+    ``same`` (they agree) and ``reason`` added, compared in one batch (``oracle.compare_many`` where it has one)."""
+    items = [(r["question"], r["answer_a"], r["answer_b"], r.get("story")) for r in rows]
+    if hasattr(oracle, "compare_many"):
+        compared = oracle.compare_many(items)
+    else:
+        oracle.prepare([t for r in rows for t in (r["answer_a"], r["answer_b"])], [r["question"] for r in rows])
+        compared = [oracle.compare(*item) for item in items]
+    return [{**r, "score": round(c.score, 4), "outcome": c.outcome(threshold), "same": c.outcome(threshold) == AGREE,
+             "reason": c.reason} for r, c in zip(rows, compared)]
+
+
+def labelled_outcome(row: dict) -> str:
+    """A person's verdict on a two-answer row: ``no_answer: true`` (neither answers), else ``agree`` true/false."""
+    return NO_ANSWER if row.get("no_answer") else AGREE if row["agree"] else DIFFER
 
 
 def agreement_summary(scored: list[dict]) -> dict:
-    """Accuracy on labelled two-answer rows, and the precision/recall of "they differ" (a MR3 violation)."""
-    differ = [not r["same"] for r in scored]
-    truly = [not r["agree"] for r in scored]
-    hits = sum(d and t for d, t in zip(differ, truly))
+    """On labelled two-answer rows: accuracy over the three outcomes; the precision and recall of "they differ"
+    (what MR3, DT-INV and P1–P3 report as a violation); how many of the labelled no-answer pairs were found, and
+    how many found were right; accuracy per kind."""
+    said = [r["outcome"] for r in scored]
+    truth = [labelled_outcome(r) for r in scored]
+
+    def share(hits: int, out_of: int) -> float:
+        return hits / out_of if out_of else math.nan
+
+    both = list(zip(said, truth))
     kinds = defaultdict(list)
-    for r in scored:
-        kinds[str(r.get("kind", ""))].append(r["same"] == r["agree"])
-    return {"n": len(scored), "accuracy": sum(d == t for d, t in zip(differ, truly)) / len(scored) if scored else math.nan,
-            "precision": hits / sum(differ) if any(differ) else math.nan,
-            "recall": hits / sum(truly) if any(truly) else math.nan,
-            "by_kind": {k: sum(v) / len(v) for k, v in kinds.items()}}
+    for r, (s, t) in zip(scored, both):
+        kinds[str(r.get("kind", ""))].append(s == t)
+    return {"n": len(scored), "accuracy": share(sum(s == t for s, t in both), len(both)),
+            "precision": share(sum(s == t == DIFFER for s, t in both), said.count(DIFFER)),
+            "recall": share(sum(s == t == DIFFER for s, t in both), truth.count(DIFFER)),
+            "differ": said.count(DIFFER), "false_differ": sum(s == DIFFER != t for s, t in both),
+            "no_answer_recall": share(sum(s == t == NO_ANSWER for s, t in both), truth.count(NO_ANSWER)),
+            "no_answer_precision": share(sum(s == t == NO_ANSWER for s, t in both), said.count(NO_ANSWER)),
+            "no_answer_pairs": truth.count(NO_ANSWER),
+            "by_kind": {k: sum(v) / len(v) for k, v in kinds.items()},
+            "n_by_kind": {k: len(v) for k, v in kinds.items()}}
 
 
 def score_answers(in_path: str | Path, oracle_name: str = "answer", threshold: float | None = None,

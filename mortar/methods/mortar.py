@@ -15,7 +15,8 @@ from itertools import combinations, product
 from mortar.context import check_case
 from mortar.methods import Made, Making, Table, TestMethod, register_method
 from mortar.perturb import PerturbationSettings, perturbed_cases
-from mortar.relations import DIRECTION, GROUP, INVARIANCE, Check, Judging, Relation, register_relation, round_check
+from mortar.relations import (DIRECTION, GROUP, INVARIANCE, Check, Judging, Relation, compare, differ,
+                              register_relation, round_check)
 from mortar.story_support import story_answers
 from mortar.vocab import DIALOGUE_PERTURBATIONS, MORTAR_METHOD, MORTAR_RELATIONS, MR1, MR2, MR3, MR4, MT
 from mortar import metrics
@@ -84,11 +85,21 @@ def _groups(j: Judging) -> dict[int, dict[bool, list[tuple]]]:
     return groups
 
 
-def _pair_check(name: str, j: Judging, source: int, versions, a, b, sim: float, violated: bool, ec) -> Check:
+def _pair_check(name: str, j: Judging, source: int, versions, decided, ec, violated: bool) -> Check:
+    """A group's check: the pair that decided it comes first in the test cases and positions, then the others."""
+    agreed, a, b = decided
+    ordered = [a, b, *(v for v in versions if v is not a and v is not b)]
     return Check(f"{name}/{j.seed.id}/{source}", name, j.seed.id, source,
                  tuple(sorted({case.perturbation for case, _, _ in versions})),
-                 tuple(case.test_case_id for case, _, _ in versions), tuple(pos for _, pos, _ in versions),
-                 a[2], b[2], sim, ec, violated)
+                 tuple(case.test_case_id for case, _, _ in ordered), tuple(pos for _, pos, _ in ordered),
+                 a[2], b[2], agreed.score, ec, violated, no_answer=agreed.no_answer)
+
+
+def _compared(j: Judging, source: int, pairs) -> tuple[list, list]:
+    """Each pair of versions compared: (agreement, a, b); and those where some answer answers the question (a
+    pair of non-answers is no outcome: it neither agrees nor differs)."""
+    compared = [(compare(j.oracle, j.question(source), a[2], b[2]), a, b) for a, b in pairs]
+    return compared, [c for c in compared if not c[0].no_answer]
 
 
 def mr3(j: Judging) -> list[Check]:
@@ -96,24 +107,32 @@ def mr3(j: Judging) -> list[Check]:
     checks = []
     for source, group in sorted(_groups(j).items()):
         same = group[True]
-        if len(same) >= 2:  # the least similar pair decides
-            sim, a, b = min(((j.oracle.agreement(j.question(source), a[2], b[2]), a, b)
-                             for a, b in combinations(same, 2)), key=lambda t: t[0])
-            checks.append(_pair_check(MR3, j, source, same, a, b, sim, sim < j.threshold, True))
+        if len(same) >= 2:
+            compared, answered = _compared(j, source, combinations(same, 2))
+            if answered:  # the least similar pair decides
+                decided = min(answered, key=lambda t: t[0].score)
+                checks.append(_pair_check(MR3, j, source, same, decided, True, differ(decided[0], j.threshold)))
+            else:  # no version answers: reported as a no-answer group, never a violation
+                checks.append(_pair_check(MR3, j, source, same, compared[0], True, False))
     return checks
 
 
 def mr4(j: Judging) -> list[Check]:
     """Inter-group divergence: every EC-true version differs from every EC-false one (max sim < ε), unless both
-    answers of the most similar pair are right and the story alone gives them."""
+    answers of the most similar pair are right and the story alone gives them. Two non-answers do not count as
+    the same answer."""
     checks = []
     for source, group in sorted(_groups(j).items()):
         same, other = group[True], group[False]
-        if same and other:  # the most similar pair across the groups decides
-            sim, a, b = max(((j.oracle.agreement(j.question(source), a[2], b[2]), a, b)
-                             for a, b in product(same, other)), key=lambda t: t[0])
-            violated = sim >= j.threshold and not _story_gives(j, source, a[2], b[2])
-            checks.append(_pair_check(MR4, j, source, same + other, a, b, sim, violated, None))
+        if same and other:
+            compared, answered = _compared(j, source, product(same, other))
+            if answered:  # the most similar pair across the groups decides
+                decided = max(answered, key=lambda t: t[0].score)
+                agreed, a, b = decided
+                violated = agreed.score >= j.threshold and not _story_gives(j, source, a[2], b[2])
+                checks.append(_pair_check(MR4, j, source, same + other, decided, None, violated))
+            else:
+                checks.append(_pair_check(MR4, j, source, same + other, compared[0], None, False))
     return checks
 
 

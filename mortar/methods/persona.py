@@ -10,7 +10,8 @@ has the persona, and the dialogue's rounds are asked in the seed's order.
        stay the same. The paper finds noise on both roughly doubles the violations.
 
 Each relation compares the answer in the version with the SUT's own answer to the seed as it is (ORIG):
-an invariance, judged with the run's oracle as two system answers.
+an invariance, judged with the run's oracle as two system answers (``relations.same_as_orig``): read for what
+each says to the question, and a pair where neither answers is "no answer", reported apart, never a violation.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ is the gold "Tom" when the story says so):
   compare with the run's threshold ε;
 - ``agreement(question, a, b, story=None)`` → symmetric: do two system answers give the same answer
   (MR3/MR4 compare two outputs, neither of them a reference);
+- ``compare(question, a, b, story=None)`` → the same as an ``Agreement``: the score, and ``no_answer`` when
+  neither answer answers the question (the ``answer`` oracle reads that, ``mortar.oracle.agreement``; the
+  paper's ``cosine`` and ``mss`` stay pure scores and never say so);
 - ``judge_many([(question, reference, candidate[, story]), …], threshold)`` → ``Verdict`` with a reason;
 - ``for_story(story)`` → the same oracle with the story bound (what the relations hand to a seed's checks).
 
@@ -23,12 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mortar.oracle.agreement import Agreement, AgreementJudge
 from mortar.oracle.answer import AnswerJudge
 from mortar.oracle.embeddings import Embeddings, embedding_model
 from mortar.oracle.squad import exact_match, f1_score, mss, normalize_answer
 
-__all__ = ["ORACLES", "DEFAULT_ORACLE", "Oracle", "Verdict", "Embeddings", "embedding_model", "default_threshold",
-           "register_oracle", "exact_match", "f1_score", "mss", "normalize_answer"]
+__all__ = ["ORACLES", "DEFAULT_ORACLE", "Oracle", "Verdict", "Agreement", "Embeddings", "embedding_model",
+           "default_threshold", "register_oracle", "exact_match", "f1_score", "mss", "normalize_answer"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,11 @@ class BaseOracle:
 
     def agreement(self, question: str | None, a: str, b: str, story: str | None = None) -> float:
         return self.similarity(question, b, a, story)
+
+    def compare(self, question: str | None, a: str, b: str, story: str | None = None) -> Agreement:
+        """Two system answers: a pure score here (the paper's oracles read no answer for what it says)."""
+        s = self.agreement(question, a, b, story)
+        return Agreement(s, False, f"{self.name} similarity {s:.2f}")
 
     def score(self, question: str | None, reference: str, candidate: str,
               story: str | None = None) -> tuple[float, str]:
@@ -104,6 +113,9 @@ class StoryOracle:
     def agreement(self, question, a, b) -> float:
         return self.oracle.agreement(question, a, b, self.story)
 
+    def compare(self, question, a, b) -> Agreement:
+        return self.oracle.compare(question, a, b, self.story)
+
 
 ORACLES: dict[str, type[BaseOracle]] = {}
 
@@ -143,6 +155,7 @@ class AnswerOracle(BaseOracle):
     def __init__(self, embeddings: Embeddings | None = None, threshold: float | None = None):
         super().__init__(embeddings, threshold)
         self._answer = AnswerJudge(self.embeddings)
+        self._agreement = AgreementJudge(self._answer)
 
     def prepare(self, texts, questions=()) -> None:
         texts = list(texts)
@@ -157,9 +170,15 @@ class AnswerOracle(BaseOracle):
         return self._answer.judge_many(triples)
 
     def agreement(self, question, a, b, story=None) -> float:
-        # neither answer is the reference: they agree when either reads as the other (measured on
-        # tests/data/agreement_pairs_dev.jsonl: accuracy 0.84 with the larger direction, 0.81 with the smaller)
-        return max(self.similarity(question, b, a, story), self.similarity(question, a, b, story))
+        return self.compare(question, a, b, story).score
+
+    def compare(self, question, a, b, story=None) -> Agreement:
+        # neither answer is the reference: each is read for what it answers (mortar.oracle.agreement)
+        return self._agreement.compare(question, a, b, story)
+
+    def compare_many(self, items) -> list[Agreement]:
+        """Agreements of (question, a, b[, story]) tuples, read and embedded in one batch."""
+        return self._agreement.compare_many(items)
 
 
 DEFAULT_ORACLE = AnswerOracle.name

@@ -1,0 +1,394 @@
+"""Two system answers compared by what each says to the question (MR3, MR4, DT-INV, P1–P3, the noise floor).
+
+Neither answer is a reference. A loop is read once ('Felix built it. He built it. He built it. …' says 'Felix
+built it.'). Then each answer is read for whether it answers at all: an answer that says the story does not tell,
+an empty or degenerate output (one word or a short phrase over and over, a list of the same phrase, letters that
+make no words, 'the ferry was the ferry'), a question asked back, or an evasive echo of the question gives
+nothing. An answer about something else ('He showed them the kite.' to 'How many?') says something: it is an
+answer, a wrong one. Then:
+
+- both give nothing: **no answer** — not agreeing, not differing; a relation reports such pairs apart and
+  never counts them as violations (two different non-answers are not "the same answer", nor are they a
+  divergence MR4 can rely on);
+- one gives nothing: they **differ**;
+- both answer: they are compared by what they answer — the polarity of a yes/no answer, the number a
+  numeric question asks for (units converted, a time as hour and minutes), the name a who/which question asks
+  for (in whatever sentence it stands) — and what no such rule settles goes to the answer oracle's judgement in both
+  directions (either answer read as the other).
+
+Measured on tests/data/agreement_pairs_*.jsonl by ``benchmarks/oracle_accuracy.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from mortar.answers import CLOCK, normalize_text, quantities, same_word
+from mortar.oracle.aliases import canonical_names, countries
+from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
+from mortar.wordnet import WordNetMissing, senses
+
+AGREE, DIFFER, NO_ANSWER = "agree", "differ", "no answer"
+NAME_QUESTIONS = ("who", "whom", "whose", "which")  # the answer is a name, in whatever sentence it stands
+SHORT = 4  # words: an answer this short is its name, whatever the question word
+# what the answer reader's unknown patterns do not catch: 'It's not clear.', 'No one knows why.', 'Hard to say.'
+NOT_TOLD = re.compile(r"\b(?:it|that|this)(?:'s not| is not| was not|'s never| is never| isn't| wasn't) "
+                      r"(?:clear|known|explained|said|certain|obvious)\b"
+                      r"|\bunclear\b|\bnot (?:explained|specified|clear)\b"
+                      r"|\b(?:no ?one|nobody) (?:knows|says|tells|said)\b"
+                      r"|\bhard to (?:say|tell)\b|\bno (?:way|means) to (?:say|tell|know)\b"
+                      r"|\b(?:have|had|got) no (?:idea|clue)\b"
+                      r"|^\W*(?:the|this|that|these|those) \w+ (?:doesn't|does not|didn't|did not|don't|do not) "
+                      r"(?:say|tell|mention|specify)\b|\bgives? no answer\b|^\W*who knows\b")
+# …and what they do not phrase: short answers this close (MiniLM cosine) to one of these
+NOT_TOLD_LIKE = ("I don't know.", "The text does not say.", "It is not mentioned.", "No idea.", "It's not clear.",
+                 "I can't tell.")
+NOT_TOLD_COSINE, NOT_TOLD_WORDS = 0.65, 6
+TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?(\w+(?: \w+){0,3}) (?:is|was|are|were|will be|should be|must be) "
+                       r"(?:just |only |still )?(?:the |a |an )?\1\W*$", re.IGNORECASE)  # 'The ferry was the ferry.'
+GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", "someone", "somewhere", "lot"}
+MADE_WORDS = 0.5  # fewer known words than this share: letters that make no words
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Do two answers give the same answer? ``score`` in [0, 1] (agree when ≥ the threshold), unless
+    ``no_answer``: neither answers the question, which is no outcome of agreeing or differing."""
+
+    score: float
+    no_answer: bool
+    reason: str
+
+    def outcome(self, threshold: float) -> str:
+        return NO_ANSWER if self.no_answer else AGREE if self.score >= threshold else DIFFER
+
+
+class AgreementJudge:
+    """The answer oracle's two-answer comparison, built on its reading of answers (``AnswerJudge``)."""
+
+    def __init__(self, judge: AnswerJudge):
+        self.judge = judge
+
+    def compare(self, question: str | None, a: str, b: str, story: str | None = None) -> Agreement:
+        return self.compare_many([(question, a, b, story)])[0]
+
+    def compare_many(self, items) -> list[Agreement]:
+        """Agreements of (question, a, b[, story]) tuples: rules first, the judgements they leave in one batch."""
+        # a loop is read once ('Felix built it. He built it. He built it. …' says 'Felix built it. He built it.')
+        looped = {t: without_loop(spelled_units(canonical_names(t))) for q, a, b, *_ in items for t in (a, b)}
+        items = [(q or None, looped[a][0], looped[b][0], s[0] if s else None) for q, a, b, *s in items]
+        self.judge.prepare((q, a, b) for q, a, b, _ in items)
+        degenerate = {head: why for head, why in looped.values()}
+        degenerate.update(self._not_told_alike([h for h, why in looped.values() if not why]))
+        results = [self._by_rules(q, a, b, degenerate) for q, a, b, _ in items]
+        undecided = [i for i, r in enumerate(results) if r is None or r.no_answer]
+        triples = []
+        for i in undecided:
+            q, a, b, story = items[i]
+            # the story links a description to a name ('the younger brother' is Tom); between two descriptions
+            # or two names it has nothing to link
+            info, ra, rb = self.judge._questions.get(q) if q else None, self.judge._texts[a], self.judge._texts[b]
+            story = story if bool(_names_in(info, ra)) != bool(_names_in(info, rb)) else None
+            triples += [(q, a, b, story), (q, b, a, story)]
+        judged = self.judge.judge_many(triples)
+        for k, i in enumerate(undecided):
+            (s1, r1), (s2, r2) = judged[2 * k], judged[2 * k + 1]
+            score, reason = (s1, r1) if s1 >= s2 else (s2, r2)
+            if results[i] is None:
+                results[i] = Agreement(score, False, reason)
+            else:  # keep how alike the two non-answers look, for the record; the outcome is "no answer"
+                results[i] = Agreement(score, True, results[i].reason)
+        return results
+
+    def _not_told_alike(self, texts) -> dict[str, str]:
+        """Short answers close in meaning to a way of saying 'the story does not tell' ('No idea, sorry.',
+        'Can't say.'), which no pattern lists."""
+        short = [t for t in set(texts) if len(_WORD.findall(t)) <= NOT_TOLD_WORDS]
+        self.judge.embeddings.add(short + list(NOT_TOLD_LIKE))
+        cos = self.judge.embeddings.cosine
+        return {t: "says the story does not tell" for t in short
+                if max(cos(t, p) for p in NOT_TOLD_LIKE) >= NOT_TOLD_COSINE}
+
+    def _polarity(self, r, q) -> str | None:
+        """Yes or no: 'No mites were found.' and 'Nothing may go down the sink.' say no, though they echo the verb."""
+        if not r.lead and re.match(r"\W*(?:no|none|nothing|nobody|no[- ]one|never|neither)\b", r.text,
+                                   re.IGNORECASE):
+            return "no"
+        return self.judge._polarity(r, q)
+
+    # ---- rules
+    def _by_rules(self, question, a, b, degenerate: dict) -> Agreement | None:
+        q = self.judge._questions.get(question) if question else None
+        ra, rb = self.judge._texts[a], self.judge._texts[b]
+        why_a = degenerate.get(a) or non_answer(q, ra, self.judge._polarity)
+        why_b = degenerate.get(b) or non_answer(q, rb, self.judge._polarity)
+        if why_a and why_b:
+            return Agreement(SURE_FAIL, True, f"neither answers: {why_a}; {why_b}" if why_a != why_b
+                             else f"neither answers: both {why_a}")
+        if why_a or why_b:
+            return Agreement(SURE_FAIL, False, f"only one answers; the other {why_a or why_b}")
+        if ra.norm == rb.norm:
+            return Agreement(SURE_PASS, False, "the same answer")
+        if q is not None and q.yes_no:
+            pa, pb = self._polarity(ra, q), self._polarity(rb, q)
+            if pa and pb and pa != pb:
+                return Agreement(0.05, False, f"one says {pa}, the other {pb}")
+            if pa and pb:  # 'Yes, two firefighters.' and 'Yes, three were hurt.' say yes to different things
+                counted = _counted_apart(ra, rb)
+                return counted or Agreement(0.95, False, f"both say {pa}")
+            bare = next((r for r, p in ((ra, pa), (rb, pb)) if p and r.lead and not _new_words(q, r)), None)
+            if (pa or pb) and bare is not None:
+                # 'Yes.' beside an answer that gives no yes or no ('He ate until his cheeks were yellow.'): nothing
+                # tells them apart, and a difference would be a guess
+                return Agreement(PASS, False, f"one says {pa or pb}, the other gives no yes or no")
+        if q is not None and q.wh and _says_none(ra) and _says_none(rb):
+            return Agreement(PASS, False, "both say none")  # 'Nobody.' and 'No one believed it.'
+        if q is not None and q.numeric:
+            numbers = _numbers(q, question, ra, rb)
+            if numbers:
+                return numbers
+        if q is not None and q.wh in NAME_QUESTIONS or min(ra.n_tokens, rb.n_tokens) <= SHORT:
+            return _names(q, ra, rb)
+        return None
+
+
+def _counted_apart(ra, rb) -> Agreement | None:
+    """Two answers that count the same thing differently ('two firefighters', 'three firefighters were hurt')."""
+    for x in ra.quantities:
+        for y in rb.quantities:
+            alike = (x.noun and y.noun and same_word(x.noun, y.noun)) or (x.dim and x.dim == y.dim)
+            if alike and not any(x2.matches(y2) for x2 in ra.quantities for y2 in rb.quantities):
+                return Agreement(FAIL, False, f"different numbers ({x.text}; {y.text})")
+    return None
+
+
+def _new_words(q, r) -> list[str]:
+    """The answer's content words the question does not say."""
+    return [w for w in r.content if not any(same_word(w, x) for x in q.lemmas)] if q is not None else list(r.content)
+
+
+def _says_none(r) -> bool:
+    return bool(re.search(r"\b(?:nobody|no[- ]one|nothing|none|nowhere|never|no)\b", r.text.lower()))
+
+
+def _numbers(q, question, ra, rb) -> Agreement | None:
+    """The number a numeric question asks for, in each answer (a number the question says is no answer)."""
+    asked = quantities(q.text)
+    counted = AnswerJudge._counted_noun(question)
+    xs, ys = (_answering(r, asked, counted) for r in (ra, rb))
+    if not xs or not ys:
+        return None
+    clock = [[x for x in found if x.dim == CLOCK[0]] for found in (xs, ys)]
+    if all(clock):  # a time is its hour and its minutes together: 'half past eight' is not '9:30'
+        xs, ys = ([(x, m) for x, m in zip(found, found[1:] + [None]) if x.dim == CLOCK[0]] for found in (xs, ys))
+        same = next((((x, m), (y, n)) for x, m in xs for y, n in ys if x.matches(y)
+                     and (m is None or n is None or m.dim != CLOCK[1] or n.dim != CLOCK[1] or m.matches(n))), None)
+        if same:
+            return Agreement(PASS, False, f"the same time ({same[0][0].text}; {same[1][0].text})")
+        return Agreement(FAIL, False, f"different times ({xs[0][0].text}; {ys[0][0].text})")
+    same = next(((x, y) for x in xs for y in ys if x.matches(y)), None)
+    if same:
+        shown = same[0].text if same[0].text == same[1].text else f"{same[0].text}; {same[1].text}"
+        return Agreement(PASS, False, f"the same number ({shown})")
+    return Agreement(FAIL, False, f"different numbers ({', '.join(x.text for x in xs)}; "
+                                  f"{', '.join(y.text for y in ys)})")
+
+
+def _answering(r, asked, counted) -> list:
+    """The answer's numbers that can answer: not the question's own; for 'how many X' those counting X (or bare);
+    else those with a unit when there are any ('twenty years' answers 'how long', not 'thirty countries')."""
+    said = [_in_years(x) for x in r.quantities if not any(x.matches(a) for a in asked)]
+    if counted:
+        return [x for x in said if (x.noun and same_word(x.noun, counted)) or (not x.noun and not x.dim)]
+    return [x for x in said if x.dim] or said
+
+
+_YEARS = {"decade": 10, "century": 100, "millennium": 1000}
+
+
+def _in_years(x):
+    """'two decades' is 20 years (the units the answer reader knows stop at years)."""
+    if x.noun in _YEARS and x.dim is None:
+        return replace(x, value=x.value * _YEARS[x.noun], dim="year", base=x.value * _YEARS[x.noun], noun=None)
+    return x
+
+
+def _names(q, ra, rb) -> Agreement | None:
+    """The names each answer gives beyond the question's: the same name (one contains the other: 'Lopez',
+    'Maria Lopez') → agree; other names → differ ('Ines Dubois' is not 'Ines Moreau')."""
+    na, nb = _names_in(q, ra), _names_in(q, rb)
+    if not na or not nb:
+        return None
+    for x in na:
+        for y in nb:
+            if _same_name(x, y):
+                return Agreement(PASS, False, f"both name {' '.join(sorted(x if len(x) >= len(y) else y))}")
+    for names, other in ((na, rb), (nb, ra)):  # a name the other answer says without a capital ('Hot cocoa')
+        words = {w.lower() for w in _WORD.findall(other.text)}
+        shared = next((x for x in names if x <= words), None)
+        if shared:
+            return Agreement(PASS, False, f"both name {' '.join(sorted(shared))}")
+    return Agreement(FAIL, False, f"names {' '.join(sorted(na[0]))}, the other {' '.join(sorted(nb[0]))}")
+
+
+def _same_name(x: frozenset, y: frozenset) -> bool:
+    if x & y and not (x - y and y - x):
+        return True
+    for short, long_ in ((x, y), (y, x)):  # an acronym: 'WWF' for 'World Wildlife Fund'
+        if len(short) == 1 and len(long_) >= 2:
+            (word,) = short
+            if len(word) == len(long_) and sorted(word) == sorted(w[0] for w in long_):  # names are word sets
+                return True
+    return False
+
+
+def _names_in(q, r) -> list[frozenset]:
+    """Names the answer gives that the question does not: persons, teams, places — not a country read from an
+    adjective ('the French ambassador'; countries are the judge's), not a possessor ("Freya's father")."""
+    echo = q.lemmas if q is not None else set()
+    names = list(r.entities)
+    named = set().union(*names) if names else set()
+    # a capitalised word the tagger did not call a name ('Moreau', 'Pia found him'); at the start of a sentence only
+    # a word no dictionary knows ('Peppers and cocoa' names nothing)
+    for m in re.finditer(r"\b([A-Z][\w-]*)", r.text.replace("’", "'")):
+        word = m.group(1).lower()
+        starts = not r.text[:m.start(1)].strip() or r.text[:m.start(1)].rstrip()[-1:] in ".!?:\"'"
+        if word in named or word in _NOT_NAMES or (starts and _known_word(word)):
+            continue
+        names.append(frozenset([word]))
+        named.add(word)
+    text = r.text.lower().replace("’", "'")
+    return [e for e in names if e and not e <= echo and not countries(" ".join(e))
+            and not all(re.search(rf"\b{re.escape(w)}'s\b", text) for w in e)]
+
+
+_NOT_NAMES = {"the", "a", "an", "in", "on", "at", "his", "her", "their", "its", "my", "our", "your", "to", "from",
+              "by", "with", "of", "for", "it", "he", "she", "they", "we", "i", "yes", "no", "because", "and"}
+
+
+# ---- does an answer answer at all?
+
+def non_answer(q, r, polarity=None) -> str | None:
+    """Why an answer (``mortar.answers.Analysis``) gives nothing to the question (``QuestionInfo`` or None);
+    None when it answers. ``polarity(answer, question)``: the yes or no an answer gives, if any."""
+    text = r.text
+    words = re.findall(r"[a-z0-9]+(?:'[a-z]+)?", text.lower())
+    if not words:
+        return "is empty"
+    if r.unknown or NOT_TOLD.search(text.lower().replace("’", "'")):
+        return "says the story does not tell"
+    parts = [normalize_text(p) for p in re.split(r"[.,;:!?\n]+|\band\b", text) if normalize_text(p)]
+    if len(parts) >= 3 and Counter(parts).most_common(1)[0][1] >= max(3, len(parts) / 2):
+        return "lists the same phrase"
+    if made_up(text):
+        return "is not made of words"
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if re.search(r"\w", s)]
+    if sentences and all(s.rstrip().endswith("?") for s in sentences):
+        return "asks a question back"
+    if q is not None and normalize_text(text) == normalize_text(q.text):
+        return "copies the question"
+    if TAUTOLOGY.search(text):
+        return "says a thing is itself"
+    if q is not None and _evasive(q, r, polarity):
+        return "only repeats the question's words"
+    return None
+
+
+_WORD = re.compile(r"[\w']+")
+_UNIT_WORDS = ((re.compile(r"\bmph\b|\bmiles an hour\b", re.IGNORECASE), "miles per hour"),
+               (re.compile(r"\bkm/h\b|\bkph\b|\bkmh\b", re.IGNORECASE), "kilometres per hour"),
+               (re.compile(r"(?<=\d)\s*ml\b|\bml\b", re.IGNORECASE), " millilitres"))
+
+
+def spelled_units(text: str) -> str:
+    """Units the answer reader does not know, spelled one way ('60 mph' is '60 miles per hour')."""
+    for pattern, words in _UNIT_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
+LOOP_UNIT = 12  # words: the longest unit a loop is looked for in
+
+
+def without_loop(text: str) -> tuple[str, str | None]:
+    """The text up to the end of the first copy of a loop — a run of words repeated back to back, three times (a
+    unit of four words or more: twice) — and why it gives nothing when the loop is all there is: a word or a
+    short phrase over and over ('No, no, no, …', 'The answer is: The answer is: …')."""
+    spans = [(m.end(), m.group().lower()) for m in _WORD.finditer(text)]
+    words = [w for _, w in spans]
+    found = None
+    for size in range(1, LOOP_UNIT + 1):
+        copies = 3 if size < 4 else 2
+        for i in range(0, len(words) - copies * size + 1):
+            if all(words[i:i + size] == words[i + k * size:i + (k + 1) * size] for k in range(1, copies)):
+                if found is None or i < found[0]:
+                    found = (i, size)
+                break
+    if found is None:
+        return text, None
+    i, size = found
+    if i <= 3 and size <= 3:
+        return text, "repeats one word" if size == 1 else "repeats a short phrase"
+    head = text[:spans[i + size - 1][0]]
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", head)]
+    return (head[:ends[-1]] if ends else head), None  # back to the last whole sentence
+
+
+def _evasive(q, r, polarity=None) -> bool:
+    """Nothing beyond the question's own words: no new content word, name or number ('He went there.' to
+    'Where did he go?', 'The weekend is the weekend.' to 'Is it open at the weekend?'); to a yes/no question, an
+    answer that gives a yes or a no says something."""
+    if q.yes_no and (polarity is None or polarity(r, q)):
+        return False
+    if not (q.wh or q.yes_no) or r.lead or r.has_negation or re.search(r"\b(?:nobody|nothing|none|no one)\b",
+                                                                      r.text.lower()):
+        return False  # 'Nobody.' answers 'Who saw him?'
+    new = [w for w in _new_words(q, r) if w not in GENERIC]
+    asked = {x.value for x in quantities(q.text)}
+    return not new and not [x for x in r.quantities if x.value not in asked] and not r.closed
+
+
+def _known_word(word: str) -> bool:
+    try:
+        return _known(word)
+    except WordNetMissing:
+        return False
+
+
+def made_up(text: str) -> bool:
+    """Letters that make no words: most of the lowercase words are in no dictionary (names and numbers count as
+    words). Without WordNet the check is left out."""
+    lower = [w for w in re.findall(r"\b[a-z]+\b", text) if len(w) > 3]  # short words are function words
+    if len(lower) < 3:
+        return not re.search(r"[a-zA-Z]{2,}|\d", text)  # '?!…', '###'
+    try:
+        known = sum(_known(w) for w in lower)
+    except WordNetMissing:
+        return False
+    return known / len(lower) < MADE_WORDS
+
+
+def _known(word: str) -> bool:
+    if any(senses(word, pos) for pos in ("NOUN", "VERB", "ADJ", "ADV")):
+        return True
+    # inflections WordNet lists under their lemma ('walked', 'boxes', 'happier', 'running')
+    for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"),
+                         ("er", ""), ("est", ""), ("ly", ""), ("d", "")):
+        if word.endswith(suffix) and any(senses(word[:-len(suffix)] + repl, pos)
+                                         for pos in ("NOUN", "VERB", "ADJ", "ADV")):
+            return True
+    return word in _FUNCTION_WORDS
+
+
+_FUNCTION_WORDS = {"about", "above", "after", "again", "against", "also", "although", "among", "because", "been",
+                   "before", "being", "below", "between", "both", "could", "does", "doing", "down", "during", "each",
+                   "either", "else", "ever", "every", "from", "have", "having", "hers", "herself", "himself", "into",
+                   "itself", "just", "more", "most", "much", "must", "myself", "neither", "never", "none", "only",
+                   "other", "ours", "over", "same", "shall", "should", "since", "some", "such", "than", "that",
+                   "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those",
+                   "through", "till", "under", "until", "upon", "very", "were", "what", "when", "where", "which",
+                   "while", "whom", "whose", "will", "with", "within", "without", "would", "your", "yours",
+                   "yourself", "anyone", "someone", "something", "anything", "nothing", "everything", "here",
+                   "onto", "toward", "towards", "unless", "whether", "yet", "didn't", "doesn't", "isn't", "wasn't"}

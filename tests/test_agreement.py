@@ -1,0 +1,142 @@
+"""Two system answers compared by what each says (``mortar.oracle.agreement``), and how the relations that compare
+two answers (MR3, MR4, DT-INV) carry the outcome: agree, differ, or no answer (neither answers the question)."""
+
+import pytest
+
+from mortar.dataset import Round, Seed, TestCase
+from mortar.execute import Answer
+from mortar.judge import judge
+from mortar.methods import methods
+from mortar.oracle import Oracle
+from mortar.oracle.agreement import AGREE, DIFFER, NO_ANSWER, without_loop
+from mortar.relations import RELATIONS, Judging
+from mortar.reports import report
+from mortar.verdict import ECVerdict
+from mortar.vocab import DT_INV, ORIG
+
+STORY = ("The Riverside chess club met on Thursday in the library. Its best player, Omar Haddad, won all five of "
+         "his games and took the trophy home. The club's treasurer, Lena Vogt, said they had raised 240 euros for "
+         "new boards. Nobody from the rival Hillcrest club came.")
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    return Oracle("answer")
+
+
+def outcome(oracle, question, a, b):
+    agreed = oracle.compare(question, a, b, STORY)
+    assert agreed.outcome(oracle.threshold) == oracle.compare(question, b, a, STORY).outcome(oracle.threshold)
+    return agreed.outcome(oracle.threshold)
+
+
+@pytest.mark.parametrize("question, a, b, expected", [
+    # the same name in different sentences
+    ("Who won the trophy?", "Omar Haddad took it home.", "It was Haddad, the club's best player.", AGREE),
+    ("Who won the trophy?", "Omar Haddad.", "Lena Vogt won it.", DIFFER),
+    # the same number in other words and units; a different number
+    ("How much money did they raise?", "240 euros", "They raised two hundred and forty euros.", AGREE),
+    ("How much money did they raise?", "240 euros", "140 euros", DIFFER),
+    ("How many games did Omar win?", "five", "He won all 5 games.", AGREE),
+    # yes/no said differently
+    ("Did anyone from Hillcrest come?", "No.", "Nobody from Hillcrest turned up.", AGREE),
+    ("Did anyone from Hillcrest come?", "No, nobody came.", "Yes, two players came.", DIFFER),
+    # both wrong in the same way agree
+    ("Where did the club meet?", "In the school hall.", "They met in the school hall.", AGREE),
+    # lists in another order
+    ("What did Omar do?", "He won five games and took the trophy home.", "He took the trophy home after winning "
+     "five games.", AGREE),
+    # two non-answers of different content: no answer, not "the same answer"
+    ("Who is the treasurer?", "I don't know.", "The text does not say who the treasurer is.", NO_ANSWER),
+    ("Who is the treasurer?", "The treasurer is the treasurer.", "Unknown.", NO_ANSWER),
+    ("How much money did they raise?", "money money money money money money money", "I am not sure.", NO_ANSWER),
+    # one non-answer against an answer: they differ
+    ("Who is the treasurer?", "I don't know.", "Lena Vogt.", DIFFER),
+    ("Who is the treasurer?", "qwzx plorf vhtk mmnq", "Lena Vogt.", DIFFER),
+])
+def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
+    assert outcome(oracle, question, a, b) == expected
+
+
+def test_a_loop_is_read_once_and_a_repeated_word_gives_nothing(oracle):
+    loop = "Omar won the trophy. He won the trophy. He won the trophy. He won the trophy. He won the"
+    assert without_loop(loop) == ("Omar won the trophy.", None)
+    assert without_loop("No, no, no, no, no, no, no")[1] is not None
+    assert outcome(oracle, "Who won the trophy?", loop, "Omar Haddad") == AGREE
+    assert outcome(oracle, "Who won the trophy?", loop, "Lena Vogt") == DIFFER
+    assert outcome(oracle, "Did they raise money?", "No, no, no, no, no, no, no", "I can't tell.") == NO_ANSWER
+
+
+def test_cosine_stays_a_pure_score():
+    cosine = Oracle("cosine")
+    agreed = cosine.compare("Who is the treasurer?", "I don't know.", "I don't know.")
+    assert not agreed.no_answer and agreed.score == pytest.approx(1.0)
+
+
+# ---- the relations
+
+SEED = Seed("c", STORY, (Round(1, "Who won the trophy?", "Omar Haddad"),
+                         Round(2, "Who is the treasurer?", "Lena Vogt")))
+ORIG_CASE = TestCase("c", ORIG, 1, (1, 2))
+
+
+def ec(equivalent):
+    return ECVerdict(equivalent, equivalent, equivalent, False, frozenset(), frozenset(), None)
+
+
+def answers(case, *texts):
+    return {(case.test_case_id, i): Answer(t) for i, t in enumerate(texts, start=1)}
+
+
+def test_mr4_group_of_two_non_answers_is_no_answer_not_a_violation(oracle):
+    kept, lost = TestCase("c", "DRS", 1, (1, 2)), TestCase("c", "DRR", 1, (1, 2))
+    verdicts = {ORIG_CASE.test_case_id: [ec(True)] * 2, kept.test_case_id: [ec(True), ec(True)],
+                lost.test_case_id: [ec(True), ec(False)]}
+    outputs = {**answers(ORIG_CASE, "Omar Haddad", "Lena Vogt"), **answers(kept, "Omar", "I don't know."),
+               **answers(lost, "Omar", "The story does not say who the treasurer is.")}
+    cases = [ORIG_CASE, kept, lost]
+    checks = {c.check_id: c for c in judge([SEED], cases, verdicts, outputs, oracle, oracle.threshold)}
+    mr4 = checks["MR4/c/2"]
+    assert mr4.no_answer and not mr4.violated
+    # the same group where the EC-false version gives the EC-true version's (wrong) answer is a violation
+    named = {**outputs, **answers(kept, "Omar", "Omar Haddad"), **answers(lost, "Omar", "It is Omar Haddad.")}
+    assert {c.check_id: c for c in judge([SEED], cases, verdicts, named, oracle, oracle.threshold)}["MR4/c/2"].violated
+    counted = report(list(checks.values()), cases, verdicts)["no_answer"]
+    assert {"relation": "MR4", "no_answer_pairs": 1, "checks": 1, "seed_questions": 1} in counted
+
+
+def test_the_stored_pair_is_the_pair_that_decided(oracle):
+    cases = [TestCase("c", p, 1, (2, 1)) for p in ("DRS", "DRD", "DSD")] + [TestCase("c", "DRR", 1, (1,))]
+    a, b, c, lost = cases
+    verdicts = {ORIG_CASE.test_case_id: [ec(True)] * 2, a.test_case_id: [ec(True), ec(True)],
+                b.test_case_id: [ec(True), ec(True)], c.test_case_id: [ec(True), ec(True)],
+                lost.test_case_id: [ec(False)]}
+    outputs = {**answers(ORIG_CASE, "Omar Haddad", "Lena Vogt"), **answers(a, "Lena Vogt", "Omar Haddad"),
+               **answers(b, "Lena", "Omar won it."), **answers(c, "Vogt", "Lena Vogt won it."),
+               **answers(lost, "Lena Vogt took the trophy home.")}
+    checks = {x.check_id: x for x in judge([SEED], [ORIG_CASE, *cases], verdicts, outputs, oracle, oracle.threshold)}
+    mr3 = checks["MR3/c/1"]  # the EC-true versions of round 1: Omar, Omar, Lena — the least similar pair decides
+    assert mr3.violated and {mr3.text_a, mr3.text_b} in ({"Omar Haddad", "Lena Vogt won it."},
+                                                         {"Omar won it.", "Lena Vogt won it."})
+    decided = dict(zip(mr3.test_case_ids[:2], mr3.positions[:2]))
+    assert c.test_case_id in decided and decided[c.test_case_id] == 2
+    assert sorted(mr3.test_case_ids) == sorted(x.test_case_id for x in (a, b, c))  # every version is kept
+    mr4 = checks["MR4/c/1"]  # EC-false "Lena Vogt took the trophy home." is most like c's "Lena Vogt won it."
+    assert mr4.violated and (mr4.text_a, mr4.text_b) == ("Lena Vogt won it.", "Lena Vogt took the trophy home.")
+    assert mr4.test_case_ids[:2] == (c.test_case_id, lost.test_case_id) and mr4.positions[:2] == (2, 1)
+
+
+def test_dt_inv_agrees_when_both_name_the_same_team_in_other_sentences(oracle):
+    methods()  # the built-in methods register their relations
+    seed = Seed("t", "The Rovers beat the Hillcrest Hawks 2-0 in the county cup final.",
+                (Round(1, "Which team won the final?", "the Rovers"),))
+    orig, changed = TestCase("t", ORIG, 1, (1,)), TestCase("t", "SR", 1, (1,), target_round=1)
+    judging = Judging(seed, [changed], {}, {**answers(orig, "The Rovers won the county cup."),
+                                            **answers(changed, "It was the Rovers, 2-0 against Hillcrest.")},
+                      oracle.for_story(seed.story), oracle.threshold, orig_cases=[orig])
+    (check,) = RELATIONS[DT_INV].judge(judging)
+    assert not check.violated and not check.no_answer
+    other = Judging(seed, [changed], {}, {**answers(orig, "The Rovers won the county cup."),
+                                          **answers(changed, "The Hillcrest Hawks won it.")},
+                    oracle.for_story(seed.story), oracle.threshold, orig_cases=[orig])
+    assert RELATIONS[DT_INV].judge(other)[0].violated
