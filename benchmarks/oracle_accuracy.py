@@ -7,13 +7,25 @@ threshold that would have maximised accuracy, accuracy per kind of candidate, an
     python benchmarks/oracle_accuracy.py [PAIRS.jsonl ...] [--oracles cosine@0.6 mss@0.6 answer@0.5]
                                          [--show-errors N]
 
-Defaults: tests/data/answer_pairs_dev.jsonl and answer_pairs_dev2.jsonl (tuned on), answer_pairs_heldout.jsonl
-and answer_pairs_holdout2.jsonl (written before the oracle changes they test, never tuned on). A pair may
-carry its ``story``; the oracle then reads it (a description the story links to the gold is the gold).
+Defaults: development files tests/data/answer_pairs_{dev,heldout,dev2,holdout2,dev3}.jsonl (``heldout`` and
+``holdout2`` were written as held-out sets, but their stories are among the bundled samples and some of their
+pairs were pinned in tests, so they count as development figures), and the held-out file
+answer_pairs_heldout3.jsonl: stories in other styles (news, forum, transcript, how-to, science, sports, email,
+children's story, legal notice, review) that appear nowhere else in the repository, and no rule tuned on it.
+The ``file`` column says which role a file has. A pair may carry its ``story``; the oracle then reads it (a
+description the story links to the gold is the gold, and a name the story gives the gold's description).
 
-Agreement between two system answers (MR3/MR4 compare two outputs, neither a reference) is measured on
-tests/data/agreement_pairs_{dev,holdout}.jsonl (question, answer_a, answer_b, story, agree, kind):
-accuracy, and the precision and recall of "they differ" (score < threshold), per kind.
+Agreement between two system answers (MR3, MR4, DT-INV, P1–P3 compare two outputs, neither a reference) is
+measured on tests/data/agreement_pairs_*.jsonl (question, answer_a, answer_b, story, agree, kind, and
+``no_answer: true`` where neither answers): accuracy over the three outcomes (agree, differ, no answer), the
+precision and recall of "they differ" (a violation of MR3 and the invariances), how many labelled no-answer
+pairs were found (noA found) and how many found were right (noA right), and accuracy per kind. ``dev`` and
+``holdout`` are development figures (the old holdout's stories are in answer_pairs_holdout2.jsonl). The
+``heldout2``–``heldout4`` stories appear nowhere else and no rule cites their items. Each was written before the
+rules it was first measured on; after each first reading, its errors showed shapes (ways of saying "not told", a
+yes/no said without yes) that later, general rules cover, with development pairs of their own. First readings,
+answer@0.5, precision of "they differ": heldout2 0.857, heldout3 0.771, heldout4 0.773 — the figures to quote
+as held out; later readings of the same files overstate.
 """
 
 from __future__ import annotations
@@ -28,13 +40,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from mortar.calibrate import (AGREEMENT_FIELDS, agreement_summary, read_pairs, score_agreement,  # noqa: E402
-                              score_rows, summarize)
+from mortar.calibrate import (AGREEMENT_FIELDS, agreement_summary, labelled_outcome, read_pairs,  # noqa: E402
+                              score_agreement, score_rows, summarize)
 from mortar.oracle import Embeddings, Oracle  # noqa: E402
 
 DATA = ROOT / "tests/data"
-DEFAULT_FILES = [DATA / f"answer_pairs_{name}.jsonl" for name in ("dev", "heldout", "dev2", "holdout2")]
-AGREEMENT_FILES = [DATA / "agreement_pairs_dev.jsonl", DATA / "agreement_pairs_holdout.jsonl"]
+DEFAULT_FILES = [DATA / f"answer_pairs_{name}.jsonl" for name in ("dev", "heldout", "dev2", "holdout2", "dev3",
+                                                                    "heldout3")]
+HELD_OUT = {"heldout3"}  # the answer-pairs files no rule was tuned on; the others are development figures
+AGREEMENT_FILES = [DATA / f"agreement_pairs_{name}.jsonl" for name in ("dev", "holdout", "heldout2", "heldout3",
+                                                                        "heldout4")]
 KINDS = ("gold", "wordy", "paraphrase", "wrong_entity", "long_wrong", "unknown")
 
 
@@ -47,9 +62,12 @@ def main(argv=None) -> int:
     ap.add_argument("--show-errors", type=int, default=0, help="print up to N disagreements per oracle and file")
     ap.add_argument("--agreement", nargs="*", type=Path, default=AGREEMENT_FILES,
                     help="two-answer agreement files (none: skip)")
+    ap.add_argument("--agreement-only", action="store_true", help="only the two-answer agreement files")
     args = ap.parse_args(argv)
+    if args.agreement_only:
+        args.files = []
     embeddings = Embeddings()  # shared: each text is embedded once for all oracles
-    header = (f"{'file':<12} {'oracle':<15} {'acc':>6} {'bugP':>6} {'bugR':>6} {'best t':>7} {'acc@t':>6}  "
+    header = (f"{'file':<19} {'oracle':<15} {'acc':>6} {'bugP':>6} {'bugR':>6} {'best t':>7} {'acc@t':>6}  "
               + " ".join(f"{k[:10]:>10}" for k in KINDS) + f"  {'ms/ans':>7}")
     print(header)
     print("-" * len(header))
@@ -65,9 +83,12 @@ def main(argv=None) -> int:
             ms = 1000 * (time.perf_counter() - start) / max(1, len(rows))
             s = summarize(scored, threshold, name)
             kinds = s.get("accuracy_by_kind", {})
-            print(f"{path.stem.replace('answer_pairs_', ''):<12} {spec:<15} {s['accuracy']:>6.3f} "
+            stem = path.stem.replace("answer_pairs_", "")
+            label = f"{stem} ({'held-out' if stem in HELD_OUT else 'dev'})"
+            print(f"{label:<19} {spec:<15} {s['accuracy']:>6.3f} "
                   f"{s['bug_precision']:>6.3f} {s['bug_recall']:>6.3f} {s['best_threshold']:>7.3f} "
-                  f"{s['best_accuracy']:>6.3f}  " + " ".join(f"{kinds.get(k, float('nan')):>10.3f}" for k in KINDS)
+                  f"{s['best_accuracy']:>6.3f}  " + " ".join(f"{kinds[k]:>10.3f}" if k in kinds else f"{'-':>10}"
+                                                        for k in KINDS)
                   + f"  {ms:>7.1f}")
             others = sorted(set(kinds) - set(KINDS))
             if others:  # files in other styles have kinds of their own
@@ -78,26 +99,42 @@ def main(argv=None) -> int:
                     print(f"    [{r['kind']}] Q: {r['question']} | gold: {r['gold']} | cand: {r['candidate']} "
                           f"→ {r['score']:.2f} {r['reason']}")
     for path in args.agreement:
-        rows = read_pairs(path, required=AGREEMENT_FIELDS)
-        for spec in args.oracles:
-            name, _, t = spec.partition("@")
-            if name.endswith("-noq"):
-                continue
-            oracle = Oracle(name, embeddings)
-            threshold = float(t) if t else oracle.threshold
-            scored = score_agreement(rows, oracle, threshold)
-            s = agreement_summary(scored)
-            print(f"{path.stem:<28} {spec:<12} acc {s['accuracy']:.3f}  differ: precision {s['precision']:.3f} "
-                  f"recall {s['recall']:.3f}  " + "  ".join(f"{k} {v:.2f}" for k, v in sorted(s["by_kind"].items())))
-            if args.show_errors:
-                for r in [r for r in scored if r["same"] != r["agree"]][:args.show_errors]:
-                    print(f"    [{r['kind']}] Q: {r['question']} | a: {r['answer_a']} | b: {r['answer_b']} "
-                          f"→ {r['score']:.2f}")
+        agreement_figures(path, args.oracles, embeddings, args.show_errors)
     print(f"\n{len(args.files)} file(s); per kind: share of candidates judged as labelled; "
           "bugP/bugR: precision/recall of bug flags (bug = not pass);\nbest t: the threshold that maximises accuracy "
           "on that file, acc@t its accuracy; ms/ans: time per answer, reading and embedding included "
           "(embeddings are shared across oracles, so the first oracle of a file pays for most of them)")
     return 0
+
+
+def agreement_figures(path: Path, specs, embeddings, show_errors: int) -> None:
+    """Two-answer agreement on one labelled file: per oracle the outcomes' accuracy, "they differ" precision and
+    recall, the no-answer outcome, then accuracy per kind."""
+    rows = read_pairs(path, required=AGREEMENT_FIELDS)
+    print(f"\n{path.stem} ({len(rows)} pairs, {sum(bool(r.get('no_answer')) for r in rows)} where neither answers)")
+    print(f"  {'oracle':<12} {'acc':>6} {'differ P':>9} {'differ R':>9} {'noA found':>10} {'noA right':>10}  ms/pair")
+    for spec in specs:
+        name, _, t = spec.partition("@")
+        if name.endswith("-noq"):
+            continue
+        oracle = Oracle(name, embeddings)
+        threshold = float(t) if t else oracle.threshold
+        start = time.perf_counter()
+        scored = score_agreement(rows, oracle, threshold)
+        ms = 1000 * (time.perf_counter() - start) / max(1, len(rows))
+        s = agreement_summary(scored)
+        print(f"  {spec:<12} {s['accuracy']:>6.3f} {_f(s['precision']):>9} {_f(s['recall']):>9} "
+              f"{_f(s['no_answer_recall']):>10} {_f(s['no_answer_precision']):>10}  {ms:>7.1f}")
+        print("      per kind: " + "  ".join(f"{k} {v:.2f} (n={s['n_by_kind'][k]})"
+                                         for k, v in sorted(s["by_kind"].items())))
+        if show_errors:
+            for r in [r for r in scored if r["outcome"] != labelled_outcome(r)][:show_errors]:
+                print(f"    [{r['kind']}] {labelled_outcome(r)} → {r['outcome']}  Q: {r['question']} "
+                      f"| a: {r['answer_a'][:80]} | b: {r['answer_b'][:80]} ({r['score']:.2f} {r['reason']})")
+
+
+def _f(x: float) -> str:
+    return "n/a" if x != x else f"{x:.3f}"
 
 
 if __name__ == "__main__":

@@ -10,7 +10,10 @@ the oracle finds the part of the answer that answers the question:
   and the noun they count;
 - *closed-class terms* that exclude each other: colours, months, weekdays, seasons, compass points,
   kinship;
-- content words (lemmas), proper-name groups, and which words are negated.
+- content words (lemmas), proper-name groups (and which of them own something: "Piet's brother"), and which
+  words are negated;
+- the members of a list ("lemon juice and mint") and of alternatives ("cumin or turmeric"), rates per period
+  ("once a week", "weekly"), and answers that loop ("a goat a goat a goat").
 Everything here is plain data computed once per text; ``mortar.oracle`` decides.
 """
 
@@ -22,12 +25,15 @@ from dataclasses import dataclass, field
 # ---------------------------------------------------------------------------------------------
 # unknown answers
 
-_SOURCE = r"(?:the )?(?:story|text|passage|article|report|book|novel|narrative|document|it|they|this|that)"
+_SOURCE = r"(?:the )?(?:story|text|passage|article|report|book|novel|narrative|document|it|they|this|that|post|" \
+          r"thread|e-?mail|message|letter|memo|notice|recipe|guide|instructions|review|newsletter|transcript|" \
+          r"interview|announcement)"
 _SAY = r"(?:say|said|says|mention|mentioned|mentions|tell|tells|told|state|stated|states|specify|specified|" \
        r"give|gives|given|name|names|named|include|includes|reveal|reveals|revealed|indicate|indicates|explain|" \
        r"explains|provide|provides|provided|known|clear|available|listed|described|recorded)"
 UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"^\W*(?:unknown|unclear|not known|no idea|unanswerable|n/?a|none given|not stated|not mentioned|not given)\W*$",
+    rf"^\W*(?:it(?:'s| is) |that(?:'s| is) )?not (?:stated|mentioned|given|specified|said) (?:in|by) {_SOURCE}\W*$",
     r"\b(?:i|we) (?:do not|don't|dont|cannot|can't|can not|am not able to|have no way to) (?:know|tell|say|be sure|determine)",
     r"\b(?:i'm|i am|we're|we are) not (?:sure|certain)\b",
     r"\bno (?:way|means) (?:of|to) (?:know|tell)",
@@ -69,7 +75,9 @@ UNITS = {  # surface form → (canonical unit, factor to the dimension's base un
     **{w: ("s", 86400.0) for w in ("day", "days")},
     **{w: ("s", 604800.0) for w in ("week", "weeks")},
     **{w: ("month", 1.0) for w in ("month", "months")},
-    **{w: ("year", 1.0) for w in ("year", "years")},
+    **{w: ("year", 1.0) for w in ("year", "years", "yr", "yrs")},
+    **{w: ("year", 10.0) for w in ("decade", "decades")},
+    **{w: ("s", 1209600.0) for w in ("fortnight", "fortnights")},
     **{w: ("fraction", 0.01) for w in ("%", "percent", "per cent", "percentage")},
     **{w: ("degree", 1.0) for w in ("°", "°c", "degree", "degrees", "celsius", "centigrade")},
     **{w: ("dollar", 1.0) for w in ("$", "dollar", "dollars", "usd", "bucks")},
@@ -116,9 +124,12 @@ class Quantity:
     noun: str | None = None  # the noun it counts when that is not a unit ("parents")
     approx: bool = False
     text: str = ""
+    meridiem: str | None = None  # 'am' / 'pm' on a clock hour
 
     def matches(self, other: "Quantity") -> bool:
         """Same quantity: equal in a shared unit dimension, else equal as written."""
+        if self.dim == other.dim == CLOCK[0]:
+            return _same_hour(self, other)
         if self.dim and other.dim and self.dim not in CLOCK and other.dim not in CLOCK:
             if self.dim != other.dim:
                 return False
@@ -128,6 +139,16 @@ class Quantity:
             converted = self.value and other.value and abs(self.base / self.value - other.base / other.value) > 1e-9
             return bool(converted) and abs(self.base - other.base) <= 0.02 * max(abs(self.base), abs(other.base))
         return _close(self.value, other.value, self.approx or other.approx)
+
+
+def _same_hour(a: Quantity, b: Quantity) -> bool:
+    """'4 p.m.' is 16:00 and not 4 a.m.; an hour without a.m./p.m. ('half past eight') is either."""
+    def hour(x):
+        h = x.value % 12 + (12 if x.meridiem == "pm" else 0) if x.meridiem else x.value
+        return h, bool(x.meridiem) or x.value > 12 or x.value == 0
+
+    (ha, sure_a), (hb, sure_b) = hour(a), hour(b)
+    return ha == hb if sure_a and sure_b else ha % 12 == hb % 12
 
 
 def _close(a: float, b: float, approx: bool) -> bool:
@@ -143,6 +164,7 @@ def _words(text: str) -> list[str]:
     text = re.sub(r"(\d)\s*°\s*c\b", r"\1 °c", text)
     text = re.sub(r"(\d)(km|kg|cm|mm|m|g|s|h|hrs?|mins?|secs?|kms|kgs|lbs?|am|pm)\b", r"\1 \2", text)
     text = text.replace("a.m.", "am").replace("p.m.", "pm")
+    text = re.sub(r"(\d)k\b", r"\1 thousand", text)  # '5k'
     return _TOKEN.findall(text)
 
 
@@ -192,7 +214,9 @@ def quantities(text: str) -> list[Quantity]:
         # clock times: 8:15, half past eight, quarter to ten, twenty to ten, ten past four, noon
         m = re.fullmatch(r"(\d{1,2}):(\d{2})", w)
         if m:
-            out += [Quantity(float(m.group(1)), CLOCK[0], text=w), Quantity(float(m.group(2)), CLOCK[1], text=w)]
+            meridiem = words[i + 1] if i + 1 < len(words) and words[i + 1] in ("am", "pm") else None
+            out += [Quantity(float(m.group(1)), CLOCK[0], text=w, meridiem=meridiem),
+                    Quantity(float(m.group(2)), CLOCK[1], text=w)]
             i += 1
             continue
         t = _clock_phrase(words, i)
@@ -203,8 +227,14 @@ def quantities(text: str) -> list[Quantity]:
             i = j
             continue
         if w in HOUR_WORDS:
-            out.append(Quantity(float(HOUR_WORDS[w]), CLOCK[0], text=w))
+            out.append(Quantity(float(HOUR_WORDS[w]), CLOCK[0], text=w, meridiem="am" if w == "midnight" else "pm"))
             i += 1
+            continue
+        part = _fraction_of(words, i)  # 'half an hour', 'a quarter of a kilo', 'half a dozen', 'half of it'
+        if part:
+            value, unit, factor, j = part
+            out.append(Quantity(value, unit, value * factor, None, approx, " ".join(words[i:j])))
+            i = j
             continue
         value, j, unit, noun = None, i + 1, None, None
         if w in CURRENCY_SYMBOLS and i + 1 < len(words):
@@ -245,7 +275,7 @@ def quantities(text: str) -> list[Quantity]:
         elif unit is None and j < len(words) and words[j] in FRACTIONS and words[j] not in ("half", "quarter"):
             value, unit, j = value * FRACTIONS[words[j]], "fraction", j + 1
         # unit or counted noun right after the number (skipping one adjective-like word is too loose)
-        factor = 1.0
+        factor, meridiem = 1.0, None
         if unit is None and j < len(words):
             two = " ".join(words[j:j + 3]) if j + 2 < len(words) else ""
             if two in UNITS:
@@ -257,14 +287,62 @@ def quantities(text: str) -> list[Quantity]:
                 if j < len(words) and words[j] in ("celsius", "centigrade"):
                     j += 1
             elif words[j] in ("am", "pm", "o'clock", "oclock"):
-                unit = CLOCK[0]
+                unit, meridiem = CLOCK[0], words[j] if words[j] in ("am", "pm") else None
                 j += 1
             elif re.fullmatch(r"[a-z]{3,}", words[j]) and words[j] not in _NOT_NOUNS and not _is_number_word(words[j]):
                 noun = _singular(words[j])
         shown = " ".join(words[i:j]) + (f" {words[j]}" if noun else "")
-        out.append(Quantity(value, unit, value * factor, noun, approx, shown))
+        out.append(Quantity(value, unit, value * factor, noun, approx, shown, meridiem))
         i = j
     return out
+
+
+def _fraction_of(words: list[str], i: int) -> tuple[float, str, float, int] | None:
+    """A fraction of a unit or of a dozen from i: (value, unit, factor to the base unit, end)."""
+    j = i + 1 if words[i] in ("a", "an", "one") and i + 1 < len(words) and words[i + 1] in FRACTIONS else i
+    if words[j] not in FRACTIONS or words[j] in ("halves", "thirds", "quarters"):
+        return None
+    fraction, k = FRACTIONS[words[j]], j + 1
+    if k < len(words) and words[k] == "of":
+        k += 1
+    if k + 1 < len(words) and words[k] in ("a", "an") and (words[k + 1] in UNITS or words[k + 1] in MULTIPLES):
+        what = words[k + 1]
+        if what in MULTIPLES:
+            return fraction * MULTIPLES[what], None, 1.0, k + 2
+        unit, factor = UNITS[what]
+        return fraction, unit, factor, k + 2
+    # a bare 'half' ('half of the soup', 'half'): a share; 'a third' is read by the number rules
+    if words[j] == "half" and j == i and (k >= len(words) or words[k] in ("of", "the", "it", "them")
+                                           or not re.fullmatch(r"[a-z]+", words[k])):
+        return fraction, "fraction", 1.0, k
+    return None
+
+
+_PERIOD_WORDS = {"hourly": "hour", "daily": "day", "nightly": "night", "weekly": "week", "fortnightly": "fortnight",
+                 "monthly": "month", "yearly": "year", "annually": "year", "annual": "year"}
+_PERIOD = re.compile(r"\b(?:(?:once|twice|thrice|times|\d[\d,.]*|[a-z]+s|pound|dollar|euro|penny|cent) "
+                     r"(?:a|an|per|every|each)|per|every|each) (hour|day|night|week|fortnight|month|year)\b"
+                     r"|\b(hourly|daily|nightly|weekly|fortnightly|monthly|yearly|annually|annual)\b")
+
+
+def periods(text: str) -> dict[str, bool]:
+    """The periods a rate is given per ('once a week', 'a pound a year', 'weekly' → week), each with whether it
+    was said in one word ('weekly' means once a week)."""
+    found: dict[str, bool] = {}
+    for m in _PERIOD.finditer(text.lower()):
+        period = m.group(1) or _PERIOD_WORDS[m.group(2)]
+        found[period] = found.get(period, False) or bool(m.group(2))
+    return found
+
+
+def is_degenerate(text: str) -> bool:
+    """Does the answer loop — one phrase three times or more in a row ('a goat a goat a goat')?"""
+    words = normalize_text(text).split()
+    for n in range(1, 7):
+        for i in range(len(words) - 3 * n + 1):
+            if words[i:i + n] == words[i + n:i + 2 * n] == words[i + 2 * n:i + 3 * n]:
+                return True
+    return False
 
 
 _NOT_NOUNS = {"and", "or", "of", "to", "in", "on", "at", "by", "for", "with", "from", "the", "a", "an", "than", "times",
@@ -337,6 +415,7 @@ CLOSED_CLASSES = {
     "weekday": {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"},
     "season": {"spring", "summer", "autumn", "winter"},
     "direction": {"north", "south", "east", "west", "northern", "southern", "eastern", "western"},
+    "time of day": {"morning", "afternoon", "evening"},
     "kin": {"brother", "sister", "cousin", "mother", "father", "son", "daughter", "uncle", "aunt", "grandmother",
             "grandfather", "wife", "husband", "niece", "nephew", "grandson", "granddaughter", "parent"},
 }
@@ -415,11 +494,16 @@ class Analysis:
     quantities: list[Quantity] = field(default_factory=list)
     closed: dict[str, set[str]] = field(default_factory=dict)
     n_tokens: int = 0
+    conjuncts: list[set[str]] = field(default_factory=list)  # 'lemon juice and mint' → [{lemon, juice}, {mint}]
+    alternatives: list[set[str]] = field(default_factory=list)  # 'cumin or turmeric' → [{cumin}, {turmeric}]
+    possessors: list[frozenset[str]] = field(default_factory=list)  # owners: 'Piet' in "Piet's brother"
+    degenerate: bool = False
 
 
 def analyse(doc, text: str) -> Analysis:
     """Read a spaCy Doc of ``text``."""
-    a = Analysis(text=text, norm=normalize_text(text), unknown=is_unknown(text), quantities=quantities(text))
+    a = Analysis(text=text, norm=normalize_text(text), unknown=is_unknown(text), quantities=quantities(text),
+                 degenerate=is_degenerate(text))
     tokens = [t for t in doc if not t.is_space]
     a.n_tokens = sum(1 for t in tokens if not t.is_punct)
     a.lemmas = [_lemma(t) for t in tokens if t.is_alpha]
@@ -483,8 +567,9 @@ def analyse(doc, text: str) -> Analysis:
     for t in tokens:
         if t.pos_ == "NOUN" and t.is_alpha:  # common nouns: a name's parts are not modifiers
             for m in t.children:
+                hyphened = m.i + 1 < len(doc) and doc[m.i + 1].text == "-"  # 'see' in 'see-through'
                 if m.dep_ in ("amod", "compound", "nmod") and m.is_alpha and _lemma(m) not in VAGUE \
-                        and m.pos_ not in ("NUM", "DET", "PRON"):
+                        and m.pos_ not in ("NUM", "DET", "PRON") and not hyphened:
                     kind = "amod" if m.dep_ == "amod" else "compound"  # an adjective replaces an adjective
                     a.modifiers.setdefault(_lemma(t), {}).setdefault(kind, set()).add(_lemma(m))
     # proper-name groups
@@ -499,13 +584,48 @@ def analyse(doc, text: str) -> Analysis:
             continue
         if group:
             a.entities.append(frozenset(group))
+            if t is not None and t.text in ("'s", "’s", "'"):
+                a.possessors.append(frozenset(group))
             group = []
+    words = [t for t in tokens if t.is_alpha]
+    if not a.entities and 0 < len(words) <= 4 and all(t.text[:1].isupper() for t in words) \
+            and words[0].lower_ not in YES | NO | {"unknown", "none", "the", "a", "an"} \
+            and not any(_lemma(t) in _TERM_CLASS for t in words):  # 'Lisbon', 'Porto': a name alone
+        name = frozenset(t.lower_ for t in words if t.lower_.rstrip(".") not in TITLES)
+        a.entities = [name] if name else []
+    a.conjuncts, a.alternatives = _coordination(tokens, ("and", ",")), _coordination(tokens, ("or",))
     for w in a.lemmas + [normalize_word(x) for x in re.findall(r"[a-z]+", text.lower())]:
         w = _MONTH_ABBR.get(w, w)
         c = _TERM_CLASS.get(w)
         if c and not (w in ("may", "march") and not _is_month_word(text, w)):  # 'may' and 'march' are verbs too
             a.closed.setdefault(c, set()).add(w)
     return a
+
+
+def _coordination(tokens, words: tuple[str, ...]) -> list[set[str]]:
+    """The content words of each member of the first coordination joined by these words ('and', 'or'); none
+    when another conjunction also joins members ('a tube or a patch kit, and a pump')."""
+    ccs = {t.lower_ for t in tokens if t.dep_ == "cc"}
+    if not ccs & set(words) or ccs - set(words) - {"and", "or"} or (ccs & {"and", "or"}) - set(words):
+        return []
+    kinds = ("NOUN", "PROPN") if "and" in words else ("NOUN", "PROPN", "ADJ", "NUM", "VERB")  # 'cumin' read as a verb
+    for t in tokens:
+        if t.pos_ not in kinds or t.dep_ == "conj":
+            continue
+        members = [t]
+        for m in members:  # conjuncts of conjuncts: 'pens, rulers and glue'
+            members += [c for c in m.children if c.dep_ == "conj" and c.pos_ in kinds]
+        if len(members) < 2:
+            continue
+        inside = [set(m.subtree) for m in members]
+        out = []
+        for k, m in enumerate(members):
+            own = inside[k] - set().union(*(inside[x] for x in range(len(members)) if x != k and members[x] in
+                                            inside[k]))
+            out.append({_lemma(x) for x in own if x.is_alpha and x.pos_ not in FUNCTION_POS and _lemma(x) not in LIGHT
+                        and not x.like_num and not _is_number_word(x.lower_)})
+        return [words for words in out if words]
+    return []
 
 
 def normalize_text(text: str) -> str:

@@ -20,22 +20,22 @@ ACCEPTED = [
     # yes/no: polarity, negated verbs, echoes, negative prefixes
     ("Did she open the letter?", "no", "No, she didn't.", "polarity matches (no)"),
     ("Did she open the letter?", "no", "She didn't open it.", "polarity matches (no)"),
-    ("Did she open the letter?", "no", "She left it unopened.", "polarity matches (no)"),
-    ("Did he think it would be easy?", "yes", "He did.", "polarity matches (yes)"),
+    ("Did he lock the shed?", "no", "He left it unlocked.", "polarity matches (no)"),
+    ("Did she expect the train to be late?", "yes", "She did.", "polarity matches (yes)"),
     ("Did it win?", "no, it came second", "It didn't; it was second.", "polarity matches (no)"),
     # numbers in digits or words, units, times, dates
-    ("How many birds did they study?", "26", "twenty-six birds", "the number matches"),
-    ("How long did it last?", "about six seconds", "roughly 6 seconds", "the number matches"),
+    ("How many kites did they fly?", "34", "thirty-four kites", "the number matches"),
+    ("How long did the eclipse last?", "about four minutes", "roughly 4 minutes", "the number matches"),
     ("How high?", "3,800 meters", "3.8 km", "the number matches"),
     ("What time did she arrive?", "half past eight", "She got there at 8:30.", "the number matches"),
     ("How much did it raise?", "3,150 dollars", "$3,150", "the number matches"),
     ("When is the open day?", "14 June", "June 14th", "the number matches"),
-    ("When was it published?", "in 1987", "It came out in 1987.", "the number matches"),
+    ("When did the bridge open?", "in 1931", "It opened to traffic in 1931.", "the number matches"),
     # a number the question says is no answer: 'three' is the question's, 'two' the answer's
     ("How many of the three girls went?", "two of the three", "two girls went", "the number matches (two)"),
     # paraphrases and other words for the same thing
-    ("Where did she find it?", "on the beach", "on the shore", "close in meaning"),
-    ("What was the land before?", "a car park", "a parking lot", "close in meaning"),
+    ("Where did the dog sleep?", "on the sofa", "on the couch", "close in meaning"),
+    ("What was the building before?", "a cinema", "a movie theater", "close in meaning"),
     ("What colour was he?", "grey", "He was gray.", ""),
     # unknown is right when the reference is unknown
     ("What colour was the basket?", "unknown", "The story doesn't say.", "both say the story does not tell"),
@@ -45,14 +45,14 @@ ACCEPTED = [
 REJECTED = [
     ("Did she open the letter?", "no", "Yes, she opened it at once.", "polarity differs"),
     ("Did she open the letter?", "no", "She opened it at once.", "polarity differs"),
-    ("How many birds did they study?", "26", "They studied six birds.", "different number"),
-    ("How long did it last?", "about six seconds", "about six minutes", "different number"),
-    ("How long did it last?", "about six seconds", "It lasted a long time, long enough to see it.",
+    ("How many kites did they fly?", "34", "They flew four kites.", "different number"),
+    ("How long did the eclipse last?", "about four minutes", "about four hours", "different number"),
+    ("How long did the eclipse last?", "about four minutes", "It lasted a long time, long enough to watch it.",
      "gives no number"),
     ("What time did she arrive?", "half past eight", "at noon", "different number"),
-    ("When was it published?", "in 1987", "in 1989", "different number"),
+    ("When did the bridge open?", "in 1931", "in 1913", "different number"),
     ("When is the open day?", "14 June", "14 July", "says july"),
-    ("How many helped?", "fourteen parents and six teachers", "six parents and fourteen teachers",
+    ("How many helped?", "twelve nurses and three doctors", "three nurses and twelve doctors",
      "different number"),
     ("Who finished first?", "Rosa came first", "Mia came first", "names a different entity"),  # 'first' is asked
     # a wrong entity, a wrong member of a closed class, a substituted modifier, a dropped negation
@@ -110,9 +110,9 @@ def test_oracle_interface(oracle):
     verdict = oracle.judge("Did she open it?", "no", "Yes.")
     assert isinstance(verdict, Verdict) and not verdict.passed and verdict.reason
     # a stricter threshold changes the decision, not the score
-    strict = oracle.judge("Where did she find it?", "on the beach", "on the shore", threshold=1.01)
-    assert not strict.passed and strict.score == oracle.judge("Where did she find it?", "on the beach",
-                                                               "on the shore").score
+    strict = oracle.judge("Where did the dog sleep?", "on the sofa", "on the couch", threshold=1.01)
+    assert not strict.passed and strict.score == oracle.judge("Where did the dog sleep?", "on the sofa",
+                                                               "on the couch").score
     # agreement of two outputs is symmetric (MR3/MR4 compare outputs, neither is a reference)
     a, b = "They studied 26 birds.", "twenty-six"
     assert oracle.agreement(None, a, b) == oracle.agreement(None, b, a)

@@ -78,3 +78,23 @@ def countries(text: str) -> set[str]:
     """The countries a canonical text names."""
     low = text.lower()
     return {c for c in COUNTRIES if re.search(rf"\b{re.escape(c)}\b", low)}
+
+
+_ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
+_NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of|for|the|and|&)?\s*[A-Z][\w'’-]*)+")
+_SKIPPED = {"of", "for", "the", "and", "&"}
+
+
+def with_acronyms(other: str, text: str) -> str:
+    """The text with a name written out in full replaced by the acronym that ``other`` uses for it: 'the World
+    Wildlife Fund' → 'the WWF' when the other text says 'WWF', 'British Broadcasting Corporation' → 'BBC'."""
+    acronyms = set(_ACRONYM.findall(other))
+    if not acronyms:
+        return text
+
+    def short(m):
+        words = [w for w in m.group(0).split() if w.lower() not in _SKIPPED]
+        initials = "".join(w[0] for w in words).upper()
+        return initials if initials in acronyms else m.group(0)
+
+    return _NAME_RUN.sub(short, text)

@@ -2,7 +2,10 @@
 
 It first finds what the answer says — unknown or not, yes/no polarity, numbers with units, names,
 closed-class terms, negation (``mortar.answers``) — and compares those; only what no rule settles
-goes to the embeddings, of the whole answer and of the answer without the question's own words.
+goes to the embeddings, of the whole answer and of the answer without the question's own words. Shapes that
+small chat models give are read too: a looping answer, two answers hedged ("cumin or turmeric"), part of a list,
+the question repeated or a placeholder ("something"), and, with the story, a description for the reference's name
+or a name for its description.
 No LLM judge: spaCy and MiniLM, both shipped offline. Each judgement comes with a short reason
 ("polarity matches (no)", "contains the reference entity").
 """
@@ -13,8 +16,9 @@ import re
 
 from dataclasses import replace
 
-from mortar.answers import PROFORMS, analyse, analyse_question, normalize_word, quantities, same_word
-from mortar.oracle.aliases import canonical_names, countries
+from mortar.answers import (CLOSED_CLASSES, PROFORMS, TITLES, analyse, analyse_question, normalize_word, periods,
+                            quantities, same_word)
+from mortar.oracle.aliases import canonical_names, countries, with_acronyms
 from mortar.oracle.embeddings import Embeddings
 from mortar.wordnet import WordNetMissing, antonyms, kind_in_common
 from mortar.nlp import load_nlp
@@ -23,6 +27,7 @@ from mortar.nlp import load_nlp
 SURE_PASS, PASS, SURE_FAIL, FAIL = 1.0, 0.9, 0.0, 0.1
 EMB_LOW, EMB_HIGH = 0.40, 0.80  # embedding cosine mapped linearly: 0.40 → 0, 0.80 → 1 (so 0.60 ↔ 0.5)
 SAME_PHRASE = 0.80  # two short phrases this close are synonyms ('washing basket', 'laundry basket')
+SAME_MEMBER = 0.55  # a list member said in other words ('relatives' for 'family members')
 SAME_KIND = 0.65  # two nouns of one kind this close are used as synonyms ('beach', 'shore'); below: 'attic', 'cellar'
 
 
@@ -96,8 +101,10 @@ class AnswerJudge:
     def judge_many(self, triples) -> list[tuple[float, str]]:
         """Rules first for all; the embeddings the undecided ones want are computed in one batch, then they finish."""
         # one name per thing ('Peruvian' → Peru, 'the UN' → the United Nations) in answers, references and stories
-        triples = [(t[0] or None, canonical_names(t[1]), canonical_names(t[2]),
-                    canonical_names(t[3]) if len(t) > 3 and t[3] else None) for t in triples]
+        # and one form for a name and its acronym ('the World Wildlife Fund' is 'the WWF')
+        triples = [(t[0] or None, canonical_names(with_acronyms(t[2], t[1])),
+                    canonical_names(with_acronyms(t[1], t[2])), canonical_names(t[3]) if len(t) > 3 and t[3] else None)
+                   for t in triples]
         self.prepare(t for t in triples if t not in self._results)
         results: list[tuple[float, str] | None] = [self._results.get(t) for t in triples]
         pending = [i for i, res in enumerate(results) if res is None]
@@ -121,6 +128,8 @@ class AnswerJudge:
         r, c = self._texts[reference], self._texts[candidate]
         if r.norm and r.norm == c.norm:
             return SURE_PASS, "same answer as the reference"
+        if c.degenerate and not r.degenerate:
+            return SURE_FAIL, "repeats one phrase over and over (a degenerate answer)"
         # "Unknown" is right exactly when the reference is unknown
         if r.unknown or r.norm in ("unknown",):
             if c.unknown:
@@ -141,6 +150,12 @@ class AnswerJudge:
                 return 0.05, f"polarity differs: {got}, the reference says {ref_polarity}"
             if not r.content:
                 return 0.2, f"no yes/no answer found (the reference says {ref_polarity})"
+        hedge = self._hedge(q, r, c)
+        if hedge:
+            return 0.2, hedge
+        rate = _compare_rates(reference, candidate, r)
+        if rate:
+            return rate
         # numbers, times, dates
         number = self._compare_quantities(r, c, q, self._counted_noun(question))
         conflict = self._conflict(q, r, c)
@@ -161,24 +176,40 @@ class AnswerJudge:
         # spans: the reference's informative words, names, and meaning
         ref_words = self._ref_words(q, r)
         cand_words = set(c.lemmas)
-        matched = [w for w in ref_words if any(same_word(w, x) for x in cand_words)]
+        if self._only_the_question(q, r, c):
+            return 0.15, "repeats the question without giving the answer"
+        placeholder = PLACEHOLDERS & set(c.lemmas)
+        if placeholder and not PLACEHOLDERS & set(r.lemmas) and sum(
+                wt for w, wt in ref_words.items() if _said(w, cand_words)) < 0.5 * sum(ref_words.values()):
+            return 0.15, f"says '{sorted(placeholder)[0]}' where the reference gives the answer"
+        part = self._part_of_list(q, r, c)
+        if part:
+            return 0.3, part
+        matched = [w for w in ref_words if _said(w, cand_words)]
         recall = sum(ref_words[w] for w in matched) / sum(ref_words.values()) if ref_words else 0.0
         cosine = max(self._cos(candidate, reference), self._cos(self._answer_part(question, candidate), reference),
                      self._cos(_reason_clause(candidate), _reason_clause(reference)))
         meaning = min(1.0, max(0.0, (cosine - EMB_LOW) / (EMB_HIGH - EMB_LOW)))
         entities = self._entities(q, r, c)
         if story and (entities is None or entities[0] != "found") and recall < 0.5:
-            link = self._story_link(story, q, r, c)
+            link = self._story_link(story, q, r, c) or self._story_names(story, q, r, c)
             if link:
                 return max(0.8, recall), link
         if conflict:
             return min(0.15, max(recall, meaning)), conflict
-        other_kind = self._other_kind(q, r, c) if recall < 0.5 and not entities else None
+        other_kind = (self._other_kind(q, r, c, named=bool(entities)) if not entities or entities[0] == "found"
+                      else None)
         if other_kind:
             return min(0.15, meaning), other_kind
+        if story and entities and entities[0] == "found":
+            kin = self._story_kin(story, q, r, c)
+            if kin:
+                return FAIL, kin
         if entities and entities[0] == "missing":
             return min(0.15, meaning), entities[1]
         if entities and entities[0] == "absent":  # only the meaning can vouch for an answer without the name
+            if self._description_of_reference(q, r, c):
+                return 0.8, "gives the reference's description of the entity, without the name"
             return meaning, (f"close in meaning to the reference (cosine {cosine:.2f})" if meaning >= 0.5
                              else entities[1])
         if entities and entities[0] == "found" and recall >= 0.3:
@@ -293,8 +324,8 @@ class AnswerJudge:
         for head, kinds in r.modifiers.items():
             for kind, mods in kinds.items():
                 theirs = {m for m in c.modifiers.get(head, {}).get(kind, set()) - echo
-                          if not any(same_word(m, x) for x in ref_words)}
-                if not theirs or any(same_word(m, x) for m in mods for x in cand_words):
+                          if not any(_same_or_clipped(m, x) for x in ref_words)}
+                if not theirs or any(_same_or_clipped(m, x) for m in mods for x in cand_words):
                     continue
                 said, ref = f"{' '.join(sorted(theirs))} {head}", f"{' '.join(sorted(mods))} {head}"
                 if self._cos(said, ref) < SAME_PHRASE:  # 'washing basket' is a 'laundry basket'
@@ -312,6 +343,10 @@ class AnswerJudge:
         for ref in ref_names:
             for name in c.entities:
                 if name & ref and not (name - ref and ref - name):
+                    if name in c.possessors and not any(e & ref for e in r.possessors) and q is not None \
+                            and q.wh in ("who", "whom"):
+                        # "Piet's brother" is someone else than Piet
+                        return "missing", f"names someone of {' '.join(sorted(name))}'s, not {' '.join(sorted(ref))}"
                     return "found", f"contains the reference entity ({' '.join(sorted(ref))})"
             if all(w in text_words for w in ref):
                 return "found", f"contains the reference entity ({' '.join(sorted(ref))})"
@@ -322,17 +357,23 @@ class AnswerJudge:
             return "missing", f"names a different entity ({' '.join(sorted(new[0]))}), the reference says {ref_name}"
         return "absent", f"does not contain the reference entity ({ref_name})"
 
-    def _other_kind(self, q, r, c) -> str | None:
+    def _other_kind(self, q, r, c, named: bool = False) -> str | None:
         """Another thing of the same kind as the reference's: 'the cellar' for 'the attic' (both rooms), 'a nurse'
-        for 'a doctor'. Embeddings put such pairs close together; WordNet tells them apart."""
+        for 'a doctor'. Embeddings put such pairs close together; WordNet tells them apart. When the answer names the
+        reference's entity (``named``), a noun beside the name can still be swapped ('a robin named Tuppence');
+        otherwise an answer that keeps one of the reference's nouns is read as adding detail ('a field by the
+        lighthouse' for 'a meadow near the lighthouse')."""
         echo = q.lemmas if q is not None else set()
-        ref = [n for n in r.nouns if n not in echo]
-        said = [n for n in c.nouns if n not in echo and not any(same_word(n, x) for x in r.lemmas)]
-        if not ref or not said or any(same_word(n, x) for n in ref for x in c.lemmas):
+        # a noun of the reference the answer leaves out, and one it says instead
+        ref = [n for n in r.nouns if n not in echo and not _said(n, set(c.lemmas))]
+        said = [n for n in c.nouns if n not in echo and not _said(n, set(r.lemmas))]
+        if not ref or not said or (not named and any(_said(n, set(c.lemmas)) for n in r.nouns if n not in echo)):
             return None
         for h in ref:
             for n in said:
                 kind = _kind_in_common(h, n)
+                if kind in BROAD_KINDS:  # a man can be a worker: kinds this broad do not exclude each other
+                    continue
                 # near-synonyms in sibling senses ('shore' for 'beach', 'professor' for 'teacher') stay close
                 if kind and self._cos(n, h) < SAME_KIND:
                     return f"names another {kind} ({n}), the reference says {h}"
@@ -347,12 +388,45 @@ class AnswerJudge:
             return f"names another country ({', '.join(sorted(cand))}), the reference says {', '.join(sorted(ref))}"
         return None
 
-    def _story_sentences(self, story: str) -> list[tuple[set[str], str]]:
+    def _story_sentences(self, story: str) -> list[tuple[set[str], str, list]]:
+        """Each sentence of the story: its words, its text, and its tokens."""
         if story not in self._stories:
             doc = self.nlp(story)
             self._stories[story] = [({normalize_word(t.lemma_.lower()) for t in sent if t.is_alpha} |
-                                     {t.lower_ for t in sent if t.is_alpha}, sent.text) for sent in doc.sents]
+                                     {t.lower_ for t in sent if t.is_alpha}, sent.text, list(sent))
+                                    for sent in doc.sents]
         return self._stories[story]
+
+    def _story_persons(self, story: str) -> list[tuple[int, int, frozenset[str]]]:
+        """The people the story names, in order: (sentence, token index, name words)."""
+        out = []
+        for k, (_, _, tokens) in enumerate(self._story_sentences(story)):
+            seen = set()
+            for tok in tokens:
+                if tok.ent_type_ == "PERSON" and tok.ent_iob_ == "B":
+                    span = [tok] + [x for x in tokens if x.i > tok.i and x.ent_type_ == "PERSON" and x.ent_iob_ == "I"
+                                    and all(y.ent_iob_ == "I" for y in tokens if tok.i < y.i <= x.i)]
+                    words = frozenset(x.lower_ for x in span if x.is_alpha and x.lower_.rstrip(".") not in TITLES)
+                    if words and tok.i not in seen:
+                        out.append((k, tok.i, words))
+                        seen.update(x.i for x in span)
+        return out
+
+    def _story_subjects(self, story: str) -> list[tuple[int, int, frozenset[str], bool]]:
+        """The names in the story, in order: (sentence, token index, name words, whether the name is a subject)."""
+        out = []
+        for k, (_, _, tokens) in enumerate(self._story_sentences(story)):
+            group = []
+            for tok in tokens + [None]:
+                if tok is not None and tok.pos_ == "PROPN" and tok.text[:1].isupper():
+                    group.append(tok)
+                    continue
+                words = frozenset(x.lower_ for x in group if x.is_alpha and x.lower_.rstrip(".") not in TITLES)
+                if words:
+                    head = next((x for x in group if x.head not in group), group[-1])
+                    out.append((k, group[0].i, words, head.dep_ in ("nsubj", "nsubjpass")))
+                group = []
+        return out
 
     def _story_link(self, story, q, r, c) -> str | None:
         """Does the story say that what the answer describes is the reference's entity? ('the younger of the two
@@ -362,15 +436,124 @@ class AnswerJudge:
         names = [e for e in r.entities if not e <= echo] or [
             frozenset(w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", r.text)) - echo - {"the"}]
         names = [e for e in names if e]
-        if not names or any(not (e <= set().union(*names)) and not countries(" ".join(e)) for e in c.entities):
+        if not names:
+            return None
+        if not _name_like(q, r, names):
+            return None  # the reference is not a name: 'restaurants in Glasgow and people at the market'
+        name_words = set().union(*names)
+        about = [lemmas for lemmas, _, _ in self._story_sentences(story) if any(e & lemmas for e in names)]
+        told = set().union(*about) if about else set()
+        persons = {w for *_, p in self._story_persons(story) for w in p}
+        # the answer may name what the story says beside the entity ('the Comets captain'), but no other person
+        if any(not (e <= name_words) and not countries(" ".join(e)) and (e & persons or not e <= told)
+               for e in c.entities):
             return None
         words = [w for w in c.content if not any(same_word(w, x) for x in echo)]
-        if not words:
-            return None
-        about = [lemmas for lemmas, _ in self._story_sentences(story) if any(e & lemmas for e in names)]
-        told = set().union(*about) if about else set()
+        if not [w for w in words if not any(same_word(w, x) for e in c.entities for x in e)]:
+            return None  # a name alone is not a description: 'the Millbrook Comets' for 'the Harbourside Otters'
         if all(any(same_word(w, x) for x in told) for w in words):
             return f"the story says that {' '.join(words)} is {' '.join(sorted(names[0]))}"
+        return None
+
+    def _story_names(self, story, q, r, c) -> str | None:
+        """A name for the reference's description ('Pádraig Mulvey' for 'a 71-year-old fisherman'): the story
+        introduces the description and names that person next — in apposition, or as the first person named after
+        it in the same or the next sentence."""
+        echo = q.lemmas if q is not None else set()
+        if q is not None and q.wh not in ("who", "whom", "whose"):
+            return None
+        if any(not e <= echo for e in r.entities) or r.root not in r.nouns or r.root in echo:
+            return None
+        named = [e for e in c.entities if not e <= echo]
+        if len(named) != 1:
+            return None
+        sentences, names = self._story_sentences(story), self._story_subjects(story)
+        for k, (lemmas, _, tokens) in enumerate(sentences):
+            mentions = [tok.i for tok in tokens if normalize_word(tok.lemma_.lower()) == r.root]
+            if not mentions:
+                continue
+            after = [p for s, i, p, subject in names if subject and ((s == k and i > mentions[0]) or s == k + 1)]
+            beside = [p for s, i, p, _ in names if s == k and 0 < mentions[0] - i <= 4]  # 'Anders Bakke, a farmer'
+            for p in beside[-1:] + after[:1]:
+                if p & named[0]:
+                    told = lemmas | (sentences[k + 1][0] if k + 1 < len(sentences) else set())
+                    others = [w for w in c.content if w not in named[0] and not any(same_word(w, x) for x in echo)]
+                    if all(_said(w, told) for w in others):
+                        return f"the story names the {r.root} {' '.join(sorted(p))}"
+            return None
+        return None
+
+    def _story_kin(self, story, q, r, c) -> str | None:
+        """The answer calls the reference's person a relative the story does not ('her sister Layla' when the story
+        says 'her cousin Layla')."""
+        echo = q.lemmas if q is not None else set()
+        said = {w for w in c.lemmas if w in RELATIONS} - set(r.lemmas) - echo
+        names = [e for e in r.entities if not e <= echo]
+        if not said or not names:
+            return None
+        about = [lemmas for lemmas, _, _ in self._story_sentences(story) if any(e <= lemmas for e in names)]
+        told = {normalize_word(w) for lemmas in about for w in lemmas} & RELATIONS
+        if told and not said & told:
+            return (f"calls {' '.join(sorted(names[0]))} {', '.join(sorted(said))}; "
+                    f"the story says {', '.join(sorted(told))}")
+        return None
+
+    @staticmethod
+    def _description_of_reference(q, r, c) -> bool:
+        """The answer gives what the reference says about the entity, without its name ('her sister' for 'her
+        sister Dagny', 'the office manager' for 'Graham Odell, the office manager')."""
+        echo = q.lemmas if q is not None else set()
+        if any(not e <= echo for e in c.entities) or not _name_like(q, r):
+            return False
+        name_words = set().union(*r.entities) if r.entities else set()
+        words = [w for w in c.content if not any(same_word(w, x) for x in echo)]
+        described = {n for n in r.nouns if n not in name_words and n not in echo}
+        return bool(words) and all(_said(w, set(r.lemmas)) for w in words) and any(
+            _said(n, set(c.lemmas)) for n in described)
+
+    @staticmethod
+    def _only_the_question(q, r, c) -> bool:
+        """The answer says nothing the question does not ('The study suggests something about octopuses.')."""
+        if q is None or c.quantities or r.unknown:
+            return False
+        own = [w for w in r.content if not any(same_word(w, x) for x in q.lemmas)]
+        said = [w for w in c.content if not any(same_word(w, x) for x in q.lemmas)]
+        return bool(own) and not said and not any(not e <= q.lemmas for e in c.entities)
+
+    def _part_of_list(self, q, r, c) -> str | None:
+        """Only some members of the reference's list ('lemon juice' for 'lemon juice and fresh coriander'),
+        unless the question asks for one."""
+        if len(r.conjuncts) < 2 or (q is not None and re.search(r"\b(?:one|any|an example|some)\b", q.text.lower())):
+            return None
+        if GROUPS & set(c.lemmas) - set(r.lemmas):  # 'the Marsh sisters' for 'Ada and Bea Marsh'
+            return None
+        echo = q.lemmas if q is not None else set()
+        members = [m for m in ({w for w in m if not any(same_word(w, x) for x in echo)} for m in r.conjuncts) if m]
+        words = set(c.lemmas)
+        # a closed compound is said by its head ('suitcase' by 'a leather case')
+        missing = [m for m in members if not any(
+            _said(w, words) or any(w.endswith(x) and len(w) > len(x) >= 3 for x in c.nouns) for w in m)]
+        if not missing or len(missing) == len(members):
+            return None
+        # another word for the member ('poems' for 'poetry', 'relatives' for 'family members'); names are not
+        # paraphrased ('German' is not 'English')
+        said = [" ".join(sorted(m)) for m in c.conjuncts] or sorted(c.nouns)
+        names = set().union(*r.entities) if r.entities else set()
+        for m in missing:
+            if m & names or not any(self._cos(" ".join(sorted(m)), s) >= SAME_MEMBER for s in said):
+                return f"gives only part of the reference (leaves out {' '.join(sorted(m))})"
+        return None
+
+    @staticmethod
+    def _hedge(q, r, c) -> str | None:
+        """Two answers offered, one of them the reference's ('Maybe cumin or turmeric.')."""
+        if len(c.alternatives) < 2 or "or" in r.lemmas or (q is not None and "or" in q.lemmas):
+            return None
+        words = set(r.lemmas)
+        hits = [any(_said(w, words) for w in alt) for alt in c.alternatives]
+        if any(hits) and not all(hits):
+            offered = " or ".join(" ".join(sorted(alt)) for alt in c.alternatives)
+            return f"hedges between answers ({offered}); the reference gives one"
         return None
 
     @staticmethod
@@ -379,6 +562,49 @@ class AnswerJudge:
             return False
         repeated = sum(1 for w in q.content if w in set(c.lemmas))
         return repeated >= max(1, len(q.content) // 2) and c.n_tokens >= 5
+
+
+KIN = frozenset(CLOSED_CLASSES["kin"])
+# what one person is to another: a friend is not a sister
+RELATIONS = KIN | {"friend", "neighbor", "colleague", "partner", "flatmate", "roommate", "classmate", "boss"}
+BROAD_KINDS = frozenset({"person", "organism", "object", "whole", "artifact", "entity", "thing", "matter",
+                         "abstraction", "group", "causal agent", "physical entity", "living thing"})
+GROUPS = frozenset({"sister", "brother", "family", "couple", "pair", "twin", "both", "parent", "everyone", "team"})
+PLACEHOLDERS = frozenset({"something", "somewhere", "somehow", "sometime", "stuff"})  # 'someone from Chile' describes
+
+
+def _same_or_clipped(a: str, b: str) -> bool:
+    """The same word, or one a clipping of the other ('veg' for 'vegetable', 'lab' for 'laboratory')."""
+    short, long_ = sorted((a, b), key=len)
+    return same_word(a, b) or (len(short) >= 3 and len(long_) > len(short) + 2 and long_.startswith(short))
+
+
+def _said(word: str, words: set[str]) -> bool:
+    """Is the word among these, or a closed compound of two of them ('woodpile' in 'a pile of wood')?"""
+    if any(same_word(word, x) for x in words):
+        return True
+    return len(word) >= 7 and any(word[:k] in words and word[k:] in words for k in range(3, len(word) - 2))
+
+
+def _name_like(q, r, names=None) -> bool:
+    """Is the reference mostly a name ('Anders Bakke, a sheep farmer'), not a phrase that mentions one?"""
+    echo = q.lemmas if q is not None else set()
+    names = names if names is not None else [e for e in r.entities if not e <= echo]
+    name_words = set().union(*names) if names else set()
+    return bool(name_words) and sum(1 for w in r.content if w not in name_words
+                                    and not any(same_word(w, x) for x in echo)) <= len(name_words)
+
+
+def _compare_rates(reference: str, candidate: str, r) -> tuple[float, str] | None:
+    """Rates per period: 'once a month' is not 'once a week'; 'weekly' is 'once a week'."""
+    ref, said = periods(reference), periods(candidate)
+    if not ref or not said:
+        return None
+    if not ref.keys() & said.keys():
+        return FAIL, f"a different rate (per {', '.join(said)}), the reference says per {', '.join(ref)}"
+    if any(said[p] for p in ref.keys() & said.keys()) and all(x.value == 1 for x in r.quantities):
+        return PASS, f"the same rate (per {', '.join(ref)})"
+    return None
 
 
 def _opposite_of_question(c, q) -> str | None:

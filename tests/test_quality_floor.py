@@ -1,0 +1,54 @@
+"""Quality floors: a change that makes a check agree less with the hand annotations fails here.
+
+The figures are measured by the benchmarks on development data (never the held-out sets) and recorded below with a
+small slack; a change that raises them should raise the recorded value too.
+"""
+
+import importlib.util
+from pathlib import Path
+
+from mortar.calibrate import read_pairs, score_rows, summarize
+from mortar.kg.spacy_backend import SpacyExtractor
+from mortar.oracle import Oracle
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# the equivalent context check against tests/data/ec_dev2.json and ec_dev3.json (development), perturbation seeds 0-1:
+# Cohen's kappa as `benchmarks/ec_agreement.py` measures it
+EC_DEV_FILES = ("ec_dev2.json", "ec_dev3.json")
+EC_RUN_SEEDS = 2
+EC_DEV_KAPPA = 0.803
+SLACK = 0.005
+
+
+def _ec_agreement():
+    spec = importlib.util.spec_from_file_location("ec_agreement", ROOT / "benchmarks" / "ec_agreement.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_context_check_agrees_with_the_development_annotations_at_least_as_well_as_recorded():
+    bench, extractor = _ec_agreement(), SpacyExtractor()
+    kappas = {name: bench.evaluate(ROOT / "tests" / "data" / name, EC_RUN_SEEDS, extractor)["kappa"]
+              for name in EC_DEV_FILES}
+    kappa = sum(kappas.values()) / len(kappas)
+    assert kappa >= EC_DEV_KAPPA - SLACK, f"context check kappa on {EC_DEV_FILES} fell to {kappa:.3f} {kappas}"
+
+
+# the answer oracle against the development answer pairs (never answer_pairs_heldout3.jsonl): every 10th pair of
+# answer_pairs_dev and answer_pairs_heldout, all of answer_pairs_dev2, _holdout2 and _dev3; precision and recall of
+# its bug flags (bug = not pass) as `benchmarks/oracle_accuracy.py` counts them
+ORACLE_DEV_SUBSET = (("dev", 10), ("heldout", 10), ("dev2", 1), ("holdout2", 1), ("dev3", 1))
+ORACLE_DEV_BUG_PRECISION = 0.923
+ORACLE_DEV_BUG_RECALL = 0.940
+
+
+def test_answer_oracle_flags_bugs_on_the_development_pairs_at_least_as_well_as_recorded():
+    rows = [row for name, step in ORACLE_DEV_SUBSET
+            for row in read_pairs(ROOT / "tests" / "data" / f"answer_pairs_{name}.jsonl")[::step]]
+    oracle = Oracle("answer")
+    summary = summarize(score_rows(rows, oracle, oracle.threshold), oracle.threshold)
+    precision, recall = summary["bug_precision"], summary["bug_recall"]
+    assert precision >= ORACLE_DEV_BUG_PRECISION - SLACK, f"answer oracle bug precision fell to {precision:.3f}"
+    assert recall >= ORACLE_DEV_BUG_RECALL - SLACK, f"answer oracle bug recall fell to {recall:.3f}"
