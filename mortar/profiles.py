@@ -13,7 +13,8 @@ from dataclasses import replace
 from mortar.config import RunConfig
 from mortar.errors import InputError
 from mortar.oracle import default_threshold
-from mortar.vocab import MORTAR_METHOD
+from mortar.mutation_gate import GATE_OFF
+from mortar.vocab import DIALTEST_METHOD, METAL_METHOD, MORTAR_METHOD
 
 PAPER = "paper"
 PROFILES = (PAPER,)
@@ -27,6 +28,8 @@ PAPER_SETTINGS = {
     "story_support": (False, "MR2/MR4 story-support exemption"),
     "kg_backend": ("llm", "knowledge graphs"),
 }
+# The word-mutation methods' gate: the paper filters by embedding cosine only (said when the method runs)
+PAPER_GATE = {METAL_METHOD: "METAL mutation gate", DIALTEST_METHOD: "DialTest mutation gate"}
 DEFAULTS = RunConfig()
 
 
@@ -60,7 +63,11 @@ def apply_profile(config: RunConfig, profile: str | None, env=None) -> tuple[Run
     defaults = DEFAULTS.settings_of(MORTAR_METHOD)
     switches = {name: PAPER_SETTINGS[name][0] for name in ("follow_rule", "story_support")
                 if getattr(mortar, name) == getattr(defaults, name)}
-    return (config.with_settings(MORTAR_METHOD, **switches) if switches else config), notes
+    config = config.with_settings(MORTAR_METHOD, **switches) if switches else config
+    for method in PAPER_GATE:
+        if config.settings_of(method).gate == DEFAULTS.settings_of(method).gate:
+            config = config.with_settings(method, gate=GATE_OFF)
+    return config, notes
 
 
 def differences_from_paper(run_config: dict) -> list[str]:
@@ -75,6 +82,9 @@ def differences_from_paper(run_config: dict) -> list[str]:
     for name, (paper, text) in PAPER_SETTINGS.items():
         if used[name] != paper:
             lines.append(f"{text}: {_shown(used[name])} (paper: {_shown(paper)})")
+    for method, text in PAPER_GATE.items():
+        if method in config.methods and config.settings_of(method).gate != GATE_OFF:
+            lines.append(f"{text}: {config.settings_of(method).gate} (paper: {GATE_OFF})")
     return lines
 
 

@@ -65,3 +65,21 @@ def story_answers(question: str, reference: str, story: str) -> bool:
         return False
     picked = [s for s, score in zip(_sentences(story), scores) if score == best]
     return all(_holds(s, answer - asked) for s in picked)
+
+
+def pointed_sentences(question: str, story: str) -> tuple[int, ...]:
+    """The story's sentences the question's content words lead to (indices; none when they lead nowhere in
+    particular), by the rule ``story_answers`` uses."""
+    asked = _words(question)
+    if not asked or not story:
+        return ()
+    scores = [sum(1 for w in asked if any(same_word(w, x) for x in sentence)) for sentence in _sentences(story)]
+    best = max(scores, default=0)
+    if best == 0 or 2 * best < len(asked):
+        return ()
+    return tuple(i for i, score in enumerate(scores) if score == best)
+
+
+def sentence_words(story: str, i: int) -> frozenset[str]:
+    """The lemmas and lower-cased forms of the story's sentence ``i``."""
+    return _sentences(story)[i]

@@ -9,6 +9,7 @@ found by its byte offset, is ``offset lex_filenum ss_type w_cnt word lex_id [wor
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -139,3 +140,67 @@ def kind_in_common(a: str, b: str, depth: int = 2) -> str | None:
         return None
     common = sorted(up_a.keys() & up_b.keys(), key=lambda o: up_a[o] + up_b[o])
     return _synset_words("noun", common[0])[0].replace("_", " ") if common else None
+
+
+@dataclass(frozen=True)
+class Sense:
+    """One synset of a word: its offset, its words (most typical first), its gloss with the examples, and the
+    words of the synsets right above it (hypernyms), which a gloss often leaves out."""
+
+    offset: int
+    words: tuple[str, ...]
+    gloss: str
+    above: tuple[str, ...]
+
+
+@lru_cache(maxsize=50000)
+def _sense(pos_file: str, offset: int) -> Sense:
+    parts = _synset_line(pos_file, offset)
+    words = tuple(parts[4 + 2 * k].split("(")[0].replace("_", " ") for k in range(int(parts[3], 16)))
+    above = tuple(w.split("(")[0].replace("_", " ") for s, o, letter, _, _ in _pointers(parts) if s in ("@", "@i")
+                  for w in _synset_words(_POS_LETTER[letter], o))
+    with open(wordnet_dir() / f"data.{pos_file}", "rb") as f:
+        f.seek(offset)
+        line = f.readline().decode("utf-8")
+    return Sense(offset, words, line.split(" | ", 1)[1].strip() if " | " in line else "", above)
+
+
+def senses(lemma: str, pos: str) -> tuple[Sense, ...]:
+    """The lemma's synsets, most frequent first (WordNet's index order)."""
+    pos_file = POS_FILES.get(pos)
+    if pos_file is None:
+        return ()
+    return tuple(_sense(pos_file, o) for o in _index(pos_file).get(lemma.lower().replace(" ", "_"), ()))
+
+
+def sense_rank(lemma: str, pos: str, offset: int) -> int | None:
+    """Where the synset stands among the lemma's senses (0: its most frequent); None when it is not one of them."""
+    pos_file = POS_FILES.get(pos)
+    offsets = _index(pos_file).get(lemma.lower().replace(" ", "_"), ()) if pos_file else ()
+    return offsets.index(offset) if offset in offsets else None
+
+
+@lru_cache(maxsize=1)
+def _tag_counts() -> dict[tuple[str, str], dict[int, int]]:
+    """(lemma, pos file) → sense number → how often the sense was tagged in WordNet's semantic concordance
+    (``cntlist.rev``: ``sense_key sense_number tag_cnt``); empty where the file is missing."""
+    path = wordnet_dir() / "cntlist.rev"
+    counts: dict[tuple[str, str], dict[int, int]] = {}
+    if not path.is_file():
+        return counts
+    pos_of = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            key, number, count = line.split()
+            lemma, rest = key.split("%", 1)
+            counts.setdefault((lemma, pos_of[rest[0]]), {})[int(number)] = int(count)
+    return counts
+
+
+def sense_share(lemma: str, pos: str, rank: int) -> float | None:
+    """The share of the lemma's tagged uses that are its sense at ``rank`` (0: most frequent); None when its
+    senses were never tagged."""
+    pos_file = POS_FILES.get(pos)
+    counts = _tag_counts().get((lemma.lower().replace(" ", "_"), pos_file), {}) if pos_file else {}
+    total = sum(counts.values())
+    return counts.get(rank + 1, 0) / total if total else None

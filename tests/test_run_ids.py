@@ -50,12 +50,15 @@ PINNED = {
 # defaults they are left out of the digest, so the pins go on checking everything else.
 ADDED = {"system_prompt": None, "profile": None, "dataset_format": None, "grounding_field": None}
 ADDED_MORTAR = {"follow_rule": True, "story_support": True}
+ADDED_METHODS = {"metal": {"gate": "on"}, "dialtest": {"gate": "on"}}  # the mutation gate
 
 
 def without_added(stored: dict) -> dict:
     stored = {k: v for k, v in stored.items() if k not in ADDED or v != ADDED[k]}
     stored["perturbation"] = {k: v for k, v in stored["perturbation"].items()
                               if k not in ADDED_MORTAR or v != ADDED_MORTAR[k]}
+    for method, added in ADDED_METHODS.items():
+        stored[method] = {k: v for k, v in stored[method].items() if k not in added or v != added[k]}
     return stored
 
 

@@ -4,7 +4,10 @@
 Relations (DialTest's metamorphic relation: the transformed sentence keeps its label): the answer to the
 transformed question should still match the reference (DT-REF, a direction, like METAL) and agree with
 the SUT's own answer to the seed question (DT-INV, an invariance, like MR3). A transformed question whose
-embedding cosine to the original falls below 0.8 changed its meaning and is reverted.
+embedding cosine to the original falls below 0.8 changed its meaning and is reverted; so is one that fails the
+mutation gate (``mortar.mutation_gate``: part of speech, word sense in context, protected words, the story
+sentences it points to, the local LM's likelihood). ``--dialtest-gate off`` keeps the paper's operators and its
+cosine-only filter.
 
 Generation: unguided, each operator once per question. With a Gini budget, DialTest's Algorithm 1 runs per
 question (``mortar.guide.gini``) and, at the same budget, its random baseline, so the report compares bugs
@@ -20,6 +23,8 @@ from mortar.dataset import Seed, TestCase
 from mortar.execute import execute
 from mortar.guide.gini import GiniUnavailable, score_cases, search
 from mortar.methods import Made, Making, Table, TestMethod, register_method
+from mortar.methods.metal import gate_table
+from mortar.mutation_gate import GATE_CHOICES, GATE_OFF, GATE_ON, Gate, Mutation, make_gate
 from mortar.methods.dialtest_operators import BackTranslator, WordInserter, synonym_replacement
 from mortar.perturb import case_rng, original_case
 from mortar.relations import DIRECTION, INVARIANCE, Relation, matches_reference, register_relation, same_as_orig
@@ -48,13 +53,18 @@ class DialTestSettings:
                                "unguided)", label="Gini budget", flag="--gini-budget", minimum=0)
     gini_tau: float = setting(GINI_TAU, "a mutant is kept when its answer's Gini impurity rises by more than τ "
                               f"(default {GINI_TAU:g})", label="Gini τ", flag="--gini-tau")
+    gate: str = setting(GATE_ON, "the mutation gate: on (part of speech, word sense, protected words, story "
+                        "sentences, LM likelihood and the meaning filter's cosine) or off (the paper's cosine-only "
+                        "filter) (default on)", label="DialTest mutation gate", flag="--dialtest-gate",
+                        choices=GATE_CHOICES)
 
 
 class Operators:
     """The chosen operators that can run here; ``unavailable`` says in one line why the others cannot."""
 
-    def __init__(self, names: tuple[str, ...], nlp, translator=None, inserter=None):
+    def __init__(self, names: tuple[str, ...], nlp, translator=None, inserter=None, gated: bool = False):
         self.nlp = nlp
+        self.gated = gated  # the gate on: SR's synonyms from the sense in context, WI's words emphasis adverbs
         self.unavailable: dict[str, str] = {}
         self.translator = translator
         if BT in names and translator is None:
@@ -73,16 +83,17 @@ class Operators:
             self._docs[text] = self.nlp(text)
         return self._docs[text]
 
-    def apply(self, name: str, question: str, rng, sensitivity=None) -> str:
+    def apply(self, name: str, question: str, rng, sensitivity=None, story: str = "") -> str:
         """The operator on the question; with the SUT's ``sensitivity`` to its words (targeted generation), SR
-        and WI change the most sensitive word instead of a random one."""
+        and WI change the most sensitive word instead of a random one. ``story``: where the question's words take
+        their sense (the gate on)."""
         doc = self._doc(question) if name in (SR, WI) else None
         ranking = None if sensitivity is None else sensitivity.rank_spans([(t.idx, t.idx + len(t)) for t in doc])
         if name == SR:
-            return synonym_replacement(doc, rng, ranking)
+            return synonym_replacement(doc, rng, ranking, story if self.gated else None)
         if name == WI:
             if self.inserter is None:
-                self.inserter = WordInserter.local()
+                self.inserter = WordInserter.local(neutral=self.gated)
             return self.inserter.insert(doc, rng, ranking=ranking)
         if name == BT:
 
@@ -116,32 +127,35 @@ def single_turn_case(seed: Seed, turn: int, operator: str, question: str, guide:
 
 
 def unguided_cases(seeds: list[Seed], run_seed: int, ops: Operators, keep_above: float, embeddings,
-                   sensitivities=None) -> tuple[list[TestCase], int]:
-    """Each available operator once on every question; the test cases whose meaning survived, and how many
-    transformed questions were reverted (unchanged, or cosine below ``keep_above``). ``sensitivities``:
-    (seed_id, turn_id) → the SUT's sensitivity to the question's words (targeted generation)."""
+                   sensitivities=None, gate: Gate | None = None) -> tuple[list[TestCase], int]:
+    """Each available operator once on every question; the test cases the mutation gate keeps, and how many
+    transformed questions were reverted. ``gate``: default, the paper's filter (unchanged, or cosine below
+    ``keep_above``). ``sensitivities``: (seed_id, turn_id) → the SUT's sensitivity to the question's words
+    (targeted generation)."""
+    gate = gate or make_gate(ops.nlp, embeddings, keep_above, GATE_OFF)
     proposals = []
     for seed in seeds:
         for r in seed.rounds:
             for name in ops.available:
                 new = ops.apply(name, r.question, case_rng(run_seed, seed.id, f"{DIALTEST}-{name}", r.turn_id),
-                                None if sensitivities is None else sensitivities[(seed.id, r.turn_id)])
+                                None if sensitivities is None else sensitivities[(seed.id, r.turn_id)], seed.story)
                 proposals.append((seed, r, name, new))
-    embeddings.add([r.question for _, r, _, _ in proposals] + [new for *_, new in proposals])
+    reasons = gate.reasons([Mutation(name, r.question, new, seed.story) for seed, r, name, new in proposals])
     cases, reverted = [], 0
-    for seed, r, name, new in proposals:
-        if new == r.question or embeddings.cosine(r.question, new) < keep_above:
+    for (seed, r, name, new), why in zip(proposals, reasons):
+        if why is not None:
             reverted += 1
         else:
             cases.append(single_turn_case(seed, r.turn_id, name, new))
     return cases, reverted
 
 
-def guided_cases(making: Making, ops: Operators, settings: DialTestSettings, progress=None
+def guided_cases(making: Making, ops: Operators, settings: DialTestSettings, progress=None, gate: Gate | None = None
                  ) -> tuple[list[TestCase], list[dict]]:
     """Algorithm 1 (GINI) and the random baseline at the same budget on every question: the kept mutants as
     test cases, and every evaluated mutant as a row (what the guidance comparison counts)."""
     seeds, sut, cache = making.seeds, making.sut, making.cache
+    gate = gate or make_gate(ops.nlp, making.oracle.embeddings, settings.keep_above, settings.gate)
     by_id = {s.id: s for s in seeds}
     stage = (lambda label: (lambda done, total, info=None: progress(done, total, {**(info or {}), "stage": label}))) \
         if progress else (lambda label: None)
@@ -155,17 +169,17 @@ def guided_cases(making: Making, ops: Operators, settings: DialTestSettings, pro
     start_scores = score_cases(seeds, list(starts_cases.values()), orig_answers, sut, cache)
     starts = {key: (by_id[key[0]].round(key[1]).question, start_scores[case.test_case_id].gini)
               for key, case in starts_cases.items()}
-    embeddings = making.oracle.embeddings
     sensitivities = making.sensitivities()
 
     def propose(key, parent, rng):
         original = starts[key][0]
+        story = by_id[key[0]].story
         # targeted generation scores the seed question's words; a mutant's own words are chosen at random
         targets = sensitivities[key] if sensitivities is not None and parent == original else None
-        for _ in range(5):  # a few tries for a mutant that keeps the meaning; none costs a SUT call
+        for _ in range(5):  # a few tries for a mutant the gate keeps; none costs a SUT call
             name = rng.choice(ops.available)
-            new = ops.apply(name, parent, rng, targets)
-            if new not in (parent, original) and embeddings.cosine(original, new) >= settings.keep_above:
+            new = ops.apply(name, parent, rng, targets, story)
+            if new not in (parent, original) and gate.keeps(Mutation(name, original, new, story)):
                 return name, new
         return None
 
@@ -194,7 +208,9 @@ def make_cases(making: Making) -> Made:
     from mortar.nlp import load_nlp  # spaCy: loaded only when DialTest runs
 
     settings: DialTestSettings = making.settings
-    ops = Operators(settings.operators, load_nlp().nlp)
+    nlp = load_nlp().nlp
+    ops = Operators(settings.operators, nlp, gated=settings.gate != GATE_OFF)
+    gate = make_gate(nlp, making.oracle.embeddings, settings.keep_above, settings.gate)
     notes = list(ops.unavailable.values())
     record = {"operators": list(ops.available), "unavailable": sorted(ops.unavailable)}
     if not ops.available:
@@ -203,7 +219,7 @@ def make_cases(making: Making) -> Made:
     try:
         if settings.gini_budget and making.sut is not None:
             try:
-                cases, rows = guided_cases(making, ops, settings, making.progress)
+                cases, rows = guided_cases(making, ops, settings, making.progress, gate)
                 kept = {g: sum(r["kept"] for r in rows if r["guide"] == g) for g in GUIDES}
                 notes.append(f"DialTest: Gini-guided search kept {kept[GINI]} of {sum(r['guide'] == GINI for r in rows)} "
                              f"mutants; the random baseline {kept[RANDOM]} at the same budget")
@@ -212,11 +228,14 @@ def make_cases(making: Making) -> Made:
                 notes.append(f"{e}; DialTest ran unguided")
         if not record.get("guided"):
             cases, reverted = unguided_cases(making.seeds, making.run_seed, ops, settings.keep_above,
-                                             making.oracle.embeddings, making.sensitivities())
+                                             making.oracle.embeddings, making.sensitivities(), gate)
+            filter_ = "the mutation gate" if settings.gate != GATE_OFF else f"unchanged or cosine < {settings.keep_above:g}"
             notes.append(f"DialTest: {len(cases)} test cases ({', '.join(ops.available)}), {reverted} transformed "
-                         f"questions reverted (unchanged or cosine < {settings.keep_above:g})")
+                         f"questions reverted ({filter_})")
     finally:
         ops.close()
+    notes.append(f"DialTest mutation gate: {gate.summary()}")
+    record["mutation_gate"] = gate.rows()
     if ops.failures:
         notes.append(f"DialTest: {ops.failures} back translations failed; those questions were left as they were")
     for note in notes:
@@ -232,18 +251,22 @@ register_relation(Relation(
     "SUT's answer to the seed question.", same_as_orig(DT_INV, DIALTEST_OPERATORS)))
 
 
-def tables(checks, cases, verdicts, unknown) -> list[Table]:
-
+def tables(checks, cases, verdicts, unknown, record: dict | None = None) -> list[Table]:
+    """Violations per relation and operator; and the mutation gate's table, from the run's stored record
+    (``Made.record``) when the report passes it."""
+    rows = (record or {}).get("mutation_gate")
     return [Table("dialtest_operators", "DialTest: violations per relation and operator",
                   "; ".join(f"{k}: {v}" for k, v in OPERATOR_TEXT.items()),
-                  metrics.per_kind(checks, DIALTEST_RELATIONS))]
+                  metrics.per_kind(checks, DIALTEST_RELATIONS)),
+            *([gate_table("dialtest_mutation_gate", DIALTEST, rows)] if rows else [])]
 
 
 def run_key(settings: DialTestSettings, chosen: bool) -> dict:
     """The settings, and the back-translation model when BT runs (another model, other test cases)."""
     if not chosen:
         return {}
-    return {"dialtest": {**asdict(settings), "bt_model": bt_model() if BT in settings.operators else None}}
+    data = {k: v for k, v in asdict(settings).items() if not (k == "gate" and v == GATE_ON)}  # earlier runs' ids
+    return {"dialtest": {**data, "bt_model": bt_model() if BT in settings.operators else None}}
 
 
 def requires(settings: DialTestSettings) -> dict[str, str]:

@@ -11,8 +11,13 @@
   which stands in for the masked LM's view of the right-hand context. Wh-words, negations, capitalised
   words (entities), numbers and words WordNet does not know are never inserted.
 
-Every operator returns the question unchanged when it has nothing to do; the method's meaning filter
-decides what is kept.
+With the mutation gate on (``mortar.mutation_gate``), SR draws its synonym from the word's sense in context
+(a simplified Lesk over WordNet) instead of the most frequent sense, and WI inserts one emphasis adverb
+("actually", "exactly" …) before a verb, where the LM finds it likeliest: an inserted adjective or noun narrows what is
+asked ("his older brother").
+
+Every operator returns the question unchanged when it has nothing to do; the method's gate decides what is
+kept.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import logging
 import random
 from functools import lru_cache
 
+from mortar.mutation_gate import NEUTRAL_WORDS, inflect, swap_options
 from mortar.wordnet import POS_FILES, synonyms
 from mortar.wordnet import wordnet_dir
 from mortar.sut.local import PRESETS, load_model
@@ -36,6 +42,7 @@ LIGHT_VERBS = {"be", "have", "do", "get", "make", "go", "say", "take", "let", "c
 SR_POS = {"NOUN": {"NN", "NNS"}, "VERB": {"VB", "VBP", "VBZ"}, "ADJ": {"JJ"}}
 LANGUAGES = ("Chinese", "French", "Spanish")  # the paper's intermediate languages
 GAP_BEFORE = {"NOUN", "ADJ", "VERB", "PROPN"}  # words are inserted before these (modifiers fit there)
+NEUTRAL_GAP_BEFORE = {"VERB"}  # where an emphasis adverb fits (before an adjective it changes it: "precisely red")
 INSERT_CANDIDATES = 12  # next-word proposals of the LM ranked by the whole question's likelihood
 INSERT_CHOICE = 3  # one of the best few is drawn, so different run seeds insert different words
 # An inserted word may cost the question at most this much log-likelihood under the LM (nats). Set on the
@@ -50,19 +57,6 @@ def protected(token) -> bool:
         or token.lower_ in WH_WORDS
 
 
-def _inflect(word: str, tag: str) -> str | None:
-    """The synonym in the form of the replaced word: plural nouns and third-person verbs get an -s."""
-    if tag not in ("NNS", "VBZ"):
-        return word
-    if " " in word:
-        return None  # "look into" → "looks into": too easy to get wrong
-    if word.endswith(("s", "x", "z", "ch", "sh")):
-        return word + "es"
-    if word.endswith("y") and word[-2:-1] not in "aeiou":
-        return word[:-1] + "ies"
-    return word + "s"
-
-
 def _replacement(token) -> list[str]:
     tags = SR_POS.get(token.pos_)
     if not tags or token.tag_ not in tags or protected(token) or not token.is_alpha \
@@ -74,25 +68,31 @@ def _replacement(token) -> list[str]:
     for word in synonyms(token.lemma_.lower(), token.pos_, senses=1):
         if not word.replace(" ", "").replace("-", "").isalpha() or word.lower() == token.lower_:
             continue
-        form = _inflect(word, token.tag_)
+        form = inflect(word, token.tag_)
         if form:
             found.append(form)
     return found
 
 
-def synonym_replacement(doc, rng: random.Random, ranking: list[int] | None = None) -> str:
-    """SR on a parsed question: one eligible word replaced by a synonym (the question itself when none is)."""
-    choice = choose_replacement(doc, rng, ranking)
+def synonym_replacement(doc, rng: random.Random, ranking: list[int] | None = None, story: str | None = None) -> str:
+    """SR on a parsed question: one eligible word replaced by a synonym (the question itself when none is);
+    given the ``story`` (the gate on), a synonym of the word's sense in context."""
+    choice = choose_replacement(doc, rng, ranking, story)
     if choice is None:
         return doc.text
     i, word = choice
     return "".join((word if k == i else t.text) + t.whitespace_ for k, t in enumerate(doc)).strip()
 
 
-def choose_replacement(doc, rng: random.Random, ranking: list[int] | None = None) -> tuple[int, str] | None:
+def choose_replacement(doc, rng: random.Random, ranking: list[int] | None = None, story: str | None = None
+                       ) -> tuple[int, str] | None:
     """Which token SR replaces, and by what (None when no token is eligible): a random eligible one, or with a
-    ranking of the tokens (most sensitive first) the first eligible one."""
-    options = [(i, _replacement(t)) for i, t in enumerate(doc)]
+    ranking of the tokens (most sensitive first) the first eligible one. Given the ``story`` (the gate on), the
+    synonyms come from each word's sense in context (``mortar.mutation_gate.swap_options``)."""
+    if story is None:
+        options = [(i, _replacement(t)) for i, t in enumerate(doc)]
+    else:
+        options = [(i, list(swap_options(doc, i, story))) for i in range(len(doc))]
     options = [(i, words) for i, words in options if words]
     if not options:
         return None
@@ -126,21 +126,22 @@ def insertable(word: str) -> bool:
 class WordInserter:
     """WI with a local causal LM (its tokenizer and model from ``mortar.sut.local``)."""
 
-    def __init__(self, model, tokenizer):
+    def __init__(self, model, tokenizer, neutral: bool = False):
         self.model, self.tokenizer = model, tokenizer
+        self.neutral = neutral  # the gate on: one emphasis adverb (NEUTRAL_WORDS) before a verb, adjective or adverb
         self._words = None  # token id → the word it writes after a space, for single-token words
 
     @classmethod
-    def local(cls) -> "WordInserter":
+    def local(cls, neutral: bool = False) -> "WordInserter":
 
-        return cls(*load_model(PRESETS["smollm2"]()))
+        return cls(*load_model(PRESETS["smollm2"]()), neutral=neutral)
 
     def _vocabulary(self) -> dict[int, str]:
         if self._words is None:
             words = {}
             for token_id in range(len(self.tokenizer)):
                 text = self.tokenizer.decode([token_id])
-                if text.startswith(" ") and insertable(text[1:]):
+                if text.startswith(" ") and insertable(text[1:]) and (not self.neutral or text[1:] in NEUTRAL_WORDS):
                     words[token_id] = text[1:]
             self._words = words
         return self._words
@@ -150,7 +151,8 @@ class WordInserter:
         question that is not inside a named entity or right after the wh-word: a random one, or with a ranking
         of the tokens (most sensitive first) the first such word."""
         entity_inside = {t.i for e in doc.ents for t in e[1:]}  # a gap before these splits an entity
-        gaps = [t.i for t in doc if t.i > 0 and t.pos_ in GAP_BEFORE and t.i not in entity_inside
+        before = NEUTRAL_GAP_BEFORE if self.neutral else GAP_BEFORE
+        gaps = [t.i for t in doc if t.i > 0 and t.pos_ in before and t.i not in entity_inside
                 and not protected(doc[t.i - 1]) | (t.i == 1)]
         if not gaps:
             return doc.text
@@ -162,7 +164,7 @@ class WordInserter:
         left = doc[:gap].text
         right = doc[gap:].text
         inserted: list[str] = []
-        for _ in range(count or rng.choices((1, 2, 3), weights=(6, 3, 1))[0]):
+        for _ in range(count or (1 if self.neutral else rng.choices((1, 2, 3), weights=(6, 3, 1))[0])):
             word = self._next_word(f"{left} {' '.join(inserted)}".rstrip(), right, rng,
                                    {t.lower_ for t in doc} | set(inserted))
             if word is None:

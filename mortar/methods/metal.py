@@ -3,8 +3,12 @@
 For round j of a seed, the test case is the seed's rounds 1…j with question j perturbed; the SUT
 answers the earlier rounds as in the seed (shared with RBT by the prefix tree) and then the
 perturbed question. Its relation: the answer must stay similar (ε) to the reference answer; a
-question whose gold answer is "unknown" expects "Unknown". A perturbed question whose embedding
-cosine to the original falls below 0.8 changed its meaning and is reverted (no test case).
+question whose gold answer is "unknown" expects "Unknown". A perturbed question that fails the mutation
+gate (``mortar.mutation_gate``: part of speech, word sense in context, protected words, the story sentences
+it points to, the local LM's likelihood, embedding cosine ≥ 0.8) changed its meaning and is reverted (no
+test case). With the gate on, SYN draws synonyms from the word's sense in context and ADD adds an emphasis
+adverb; with ``--metal-gate off`` the perturbations and the filter are the paper's (EDA-style synonyms and
+insertions, cosine only).
 Every round keeps its seed context, so no context check applies: its rounds carry no EC verdict.
 """
 
@@ -12,10 +16,11 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from mortar.dataset import Seed, TestCase
-from mortar.methods import Made, Making, TestMethod, register_method
+from mortar.methods import Made, Making, Table, TestMethod, register_method
+from mortar.mutation_gate import GATE_CHOICES, GATE_OFF, GATE_ON, NEUTRAL_WORDS, Gate, Mutation, make_gate, swap_options
 from mortar.perturb import case_rng
 from mortar.relations import DIRECTION, Relation, matches_reference, register_relation
 from mortar.settings import setting
@@ -47,6 +52,9 @@ class MetalSettings:
         QUESTION_PERTURBATIONS, "METAL's perturbations: SYN synonyms, ADD an added word, TYPO typos, LEET leet "
         f"(default: all of {' '.join(QUESTION_PERTURBATIONS)})", label="METAL perturbation",
         flag="--metal-perturbations", choices=QUESTION_PERTURBATIONS, nonempty=True)
+    gate: str = setting(GATE_ON, "the mutation gate: on (part of speech, word sense, protected words, story "
+                        "sentences, LM likelihood and cosine) or off (the paper's cosine-only filter) (default on)",
+                        label="METAL mutation gate", flag="--metal-gate", choices=GATE_CHOICES)
 
 
 def _join(words: list[Word]) -> str:
@@ -71,6 +79,27 @@ def synonym_replacement(words: list[Word], rng: random.Random, rate: float, rank
     for i in _pick(eligible, _count(len(eligible), rate), rng, ranking):
         out[i] = Word(rng.choice(synonyms(words[i].lemma, words[i].pos)), words[i].pos, "", words[i].space)
     return _join(out)
+
+
+def synonym_in_context(words: list[Word], rng: random.Random, rate: float, ranking: list[int] | None = None,
+                       options=None) -> str:
+    """SYN with the gate on: some words replaced by a synonym of their sense in context (``options``: word index →
+    the forms that may replace it, ``mortar.mutation_gate.swap_options``)."""
+    eligible = [i for i in range(len(words)) if options(i)]
+    out = list(words)
+    for i in _pick(eligible, _count(len(eligible), rate), rng, ranking):
+        out[i] = Word(rng.choice(options(i)), words[i].pos, "", words[i].space)
+    return _join(out)
+
+
+def add_emphasis(words: list[Word], rng: random.Random, rate: float, ranking: list[int] | None = None) -> str:
+    """ADD with the gate on: one emphasis adverb ("actually", "exactly" …), which narrows nothing, before a verb
+    past the question's first two words (with a ranking, before the most sensitive)."""
+    gaps = [i for i, w in enumerate(words) if i > 1 and w.pos == "VERB"]
+    if not gaps:
+        return _join(words)
+    i = _pick(gaps, 1, rng, ranking)[0] if ranking is None or any(g in ranking for g in gaps) else gaps[0]
+    return _join(words[:i] + [Word(rng.choice(NEUTRAL_WORDS), "ADV", "", " ")] + words[i:])
 
 
 def add_random_word(words: list[Word], rng: random.Random, rate: float, ranking: list[int] | None = None) -> str:
@@ -132,22 +161,43 @@ def word_spans(words: list[Word]) -> list[tuple[int, int]]:
 
 
 PERTURB = {SYN: synonym_replacement, ADD: add_random_word, TYPO: introduce_typos, LEET: convert_to_leet}
+GATED = {SYN: synonym_in_context, ADD: add_emphasis}  # the proposals with the gate on
 
 
-def parse_questions(seeds: list[Seed], nlp) -> dict[tuple[str, int], list[Word]]:
-    docs = nlp.pipe([r.question for s in seeds for r in s.rounds], batch_size=64)
+def parse_questions(seeds: list[Seed], nlp, docs: dict | None = None) -> dict[tuple[str, int], list[Word]]:
+    """Each question's words; ``docs`` (when given) receives each question's spaCy parse."""
+    parsed = nlp.pipe([r.question for s in seeds for r in s.rounds], batch_size=64)
     keys = [(s.id, r.turn_id) for s in seeds for r in s.rounds]
-    return {k: [Word(t.text, t.pos_, t.lemma_, t.whitespace_) for t in doc if not t.is_space]
-            for k, doc in zip(keys, docs)}
+    out = {}
+    for k, doc in zip(keys, parsed):
+        out[k] = [Word(t.text, t.pos_, t.lemma_, t.whitespace_) for t in doc if not t.is_space]
+        if docs is not None:
+            docs[k] = doc
+    return out
 
 
-def metal_test_cases(seeds: list[Seed], run_seed: int, settings: MetalSettings, nlp, oracle, sensitivities=None
-                     ) -> tuple[list[TestCase], int]:
-    """One test case per (seed round, perturbation) whose meaning survived; and how many were reverted.
+def perturb(name: str, words: list[Word], rng: random.Random, rate: float, ranking, gated: bool, doc=None,
+            story: str = "") -> str:
+    """One perturbation of a question: the paper's, or with the gate on the gated proposal (SYN, ADD)."""
+    if not gated or name not in GATED:
+        return PERTURB[name](words, rng, rate, ranking)
+    if name == SYN:
+        spaced = [i for i, t in enumerate(doc) if not t.is_space]  # Word index → token index
+        return synonym_in_context(words, rng, rate, ranking, options=lambda i: swap_options(doc, spaced[i], story))
+    return add_emphasis(words, rng, rate, ranking)
+
+
+def metal_test_cases(seeds: list[Seed], run_seed: int, settings: MetalSettings, nlp, oracle, sensitivities=None,
+                     gate: Gate | None = None) -> tuple[list[TestCase], int]:
+    """One test case per (seed round, perturbation) that the mutation gate keeps; and how many were reverted.
 
     ``sensitivities``: (seed_id, turn_id) → the SUT's sensitivity to the question's words: the perturbations
-    change the most sensitive words instead of random ones (targeted generation)."""
-    parsed = parse_questions(seeds, nlp)
+    change the most sensitive words instead of random ones (targeted generation). ``gate``: default, the gate of
+    ``settings.gate`` (its counts say which constraint rejected what)."""
+    gate = gate or make_gate(nlp, oracle.embeddings, METAL_REVERT_BELOW, settings.gate)
+    gated = settings.gate != GATE_OFF
+    docs: dict = {}
+    parsed = parse_questions(seeds, nlp, docs)
     proposals = []
     for seed in seeds:
         order = tuple(r.turn_id for r in seed.rounds)
@@ -157,12 +207,13 @@ def metal_test_cases(seeds: list[Seed], run_seed: int, settings: MetalSettings, 
                 words = parsed[(seed.id, r.turn_id)]
                 ranking = None if sensitivities is None else \
                     sensitivities[(seed.id, r.turn_id)].rank_spans(word_spans(words))
-                new = PERTURB[name](words, rng, settings.rate, ranking)
-                proposals.append((seed.id, name, r.turn_id, order[:j + 1], r.question, new))
+                new = perturb(name, words, rng, settings.rate, ranking, gated, docs[(seed.id, r.turn_id)], seed.story)
+                proposals.append((seed.id, name, r.turn_id, order[:j + 1], r.question, new, seed.story))
     oracle.prepare([p[4] for p in proposals] + [p[5] for p in proposals])
+    reasons = gate.reasons([Mutation(name, original, new, story) for _, name, _, _, original, new, story in proposals])
     cases, reverted = [], 0
-    for seed_id, name, turn, prefix, original, new in proposals:
-        if new == original or oracle.embeddings.cosine(original, new) < METAL_REVERT_BELOW:
+    for (seed_id, name, turn, prefix, original, new, _), why in zip(proposals, reasons):
+        if why is not None:
             reverted += 1
             continue
         cases.append(TestCase(seed_id, name, 1, prefix, replaced=((len(prefix), new),), target_round=turn))
@@ -173,11 +224,34 @@ def make_cases(making: Making) -> Made:
     from mortar.nlp import load_nlp  # spaCy: loaded only when METAL runs
 
     settings = making.settings
-    cases, reverted = metal_test_cases(making.seeds, making.run_seed, settings, load_nlp().nlp, making.oracle,
-                                       making.sensitivities())
-    note = f"METAL: {len(cases)} test cases, {reverted} perturbed questions reverted (cosine < {METAL_REVERT_BELOW})"
-    log.info(note)
-    return Made(cases, notes=(note,))
+    nlp = load_nlp().nlp
+    gate = make_gate(nlp, making.oracle.embeddings, METAL_REVERT_BELOW, settings.gate)
+    cases, reverted = metal_test_cases(making.seeds, making.run_seed, settings, nlp, making.oracle,
+                                       making.sensitivities(), gate)
+    filter_ = "the mutation gate" if settings.gate != GATE_OFF else f"cosine < {METAL_REVERT_BELOW}"
+    notes = (f"METAL: {len(cases)} test cases, {reverted} perturbed questions reverted ({filter_})",
+             f"METAL mutation gate: {gate.summary()}")
+    for note in notes:
+        log.info(note)
+    return Made(cases, notes=notes, record={"mutation_gate": gate.rows()})
+
+
+def tables(checks, cases, verdicts, unknown, record: dict | None = None) -> list[Table]:
+    """The mutation gate's table, from the run's stored record (``Made.record``) when the report passes it."""
+    rows = (record or {}).get("mutation_gate")
+    return [gate_table("metal_mutation_gate", METAL, rows)] if rows else []
+
+
+def gate_table(key: str, label: str, rows: list[dict]) -> Table:
+    return Table(key, f"{label}: mutations proposed, kept and rejected per constraint",
+                 "Per operator: the mutated questions proposed (changed or not), how many the mutation gate kept, and "
+                 "how many each constraint rejected first (mortar.mutation_gate).", rows)
+
+
+def run_key(settings: MetalSettings, chosen: bool) -> dict:
+    """The settings; the gate only when it is off (runs before the gate keep their ids)."""
+    data = {k: v for k, v in asdict(settings).items() if not (k == "gate" and v == GATE_ON)}
+    return {"metal": data} if chosen and data else {}
 
 
 register_relation(Relation(
@@ -188,4 +262,4 @@ register_method(TestMethod(
     name=METAL_METHOD, label=METAL, perturbations=QUESTION_PERTURBATIONS, relations=(METAL,),
     text="METAL, the single-turn baseline: one question at a time perturbed by synonyms, an added word, typos or "
          "leet, reverted when its meaning drifts (embedding cosine < 0.8).",
-    make_cases=make_cases, settings=MetalSettings, config_key="metal"))
+    make_cases=make_cases, tables=tables, settings=MetalSettings, config_key="metal", run_key=run_key))

@@ -1,0 +1,447 @@
+"""The validity gate for word mutations: which mutated questions still ask what the original asked.
+
+METAL (SYN, ADD, TYPO, LEET), DialTest (SR, WI, BT) and targeted mutation keep a mutated question only when
+every constraint that applies to its operator accepts it. Each constraint, in TextAttack's manner, is a small
+class with one method, ``check(reading) -> bool``, where a reading is the mutation with both questions parsed
+by spaCy and their tokens aligned; the gate reports the first constraint that rejected each mutation.
+
+- ``unchanged``: the mutation changed nothing.
+- ``protected word``: names and other entities, numbers, wh-words, negations and the head noun of the
+  question's focus ("which colour", "how many dogs", "what was the name of …") are all still there.
+- ``part of speech``: a swap replaces one word by a word of the same part of speech; an insertion adds an
+  adverb; the words around keep their parts of speech (a mutation that re-parses the question changed it;
+  proper and common nouns, auxiliaries and verbs count as one).
+- ``word sense``: a swapped word is replaced by a lemma of its sense in context, chosen by a simplified Lesk
+  (the overlap of each WordNet sense's gloss, examples, words and hypernyms with the question's words and the
+  story sentences the question points to; the more frequent sense on a tie), and that sense is the new
+  word's own most frequent sense. With no word in common, the most frequent sense is taken only when it covers
+  60% of the word's tagged uses in WordNet's concordance (``cntlist.rev``); a sense with words in common but
+  under 10% of the uses is not trusted either: such a word is not swapped. Light verbs ("do", "make", "get" …) are never swapped.
+- ``inserted word``: an insertion adds only words that do not narrow what is asked (emphasis adverbs such as
+  "actually", "exactly"), right before a verb, in a question without negation: an inserted adjective or noun
+  restricts the referent ("his older brother"), an adverb before an adjective changes it ("precisely red"),
+  and under a negation it changes what is denied ("what couldn't he truly do").
+- ``story sentences``: the question does not lead to other story sentences than the original led to
+  (``mortar.story_support.pointed_sentences``).
+- ``cosine``: the sentence-embedding cosine to the original stays at the method's bar (the paper's filter).
+- ``language model``: the local LM (SmolLM2) finds the new question at most ``LM_MAX_DROP`` nats less likely
+  than the original (a swap 10, an insertion 20), scored in batches.
+
+Which apply: word swaps (SYN, SR) and insertions (ADD, WI) get all of them. Typos and leet (TYPO, LEET) are
+character noise meant to be read through: the words stay in place but are misspelt, so part of speech, sense,
+the language model and the story's words would reject every one of them; only ``unchanged`` and ``cosine``
+apply. Back translation (BT) rewrites the whole question: ``protected word``, ``story sentences`` and
+``cosine`` apply. With the gate off, only ``unchanged`` and ``cosine`` apply to every operator: the paper's
+cosine-only filter.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from mortar.story_support import pointed_sentences, sentence_words
+from mortar.vocab import ADD, BT, LEET, SR, SYN, TYPO, WI
+from mortar.wordnet import Sense, sense_rank, sense_share, senses
+
+GATE_ON, GATE_OFF = "on", "off"
+GATE_CHOICES = (GATE_ON, GATE_OFF)
+SWAPS = frozenset({SYN, SR})
+INSERTIONS = frozenset({ADD, WI})
+NOISE = frozenset({TYPO, LEET})
+WORD_OPERATORS = SWAPS | INSERTIONS
+ALL_OPERATORS = WORD_OPERATORS | NOISE | {BT}
+
+WH_TAGS = {"WDT", "WP", "WP$", "WRB"}
+WH_WORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "whether", "whatever"}
+NEGATIONS = {"not", "no", "never", "nothing", "nobody", "none", "neither", "nor", "nowhere", "without", "cannot",
+             "n't", "hardly", "barely", "scarcely"}
+LIGHT_VERBS = {"be", "have", "do", "get", "make", "go", "say", "take", "let", "come", "give", "put", "keep", "set"}
+SWAPPABLE = {"NOUN", "VERB", "ADJ", "ADV"}
+# Adverbs that add emphasis without narrowing what is asked: the only words an insertion may add
+NEUTRAL_WORDS = ("actually", "really", "exactly", "precisely", "truly", "specifically")
+DOMINANT = 0.6  # with no word in common with any gloss, the most frequent sense counts when it covers this share
+MIN_SHARE = 0.1  # a sense chosen by the words in common is still too rare below this share of the word's uses
+SENSE_RANK = 1  # the in-context sense must be one of the new word's own SENSE_RANK most frequent senses
+# The new question may be at most this many nats less likely than the original under the LM (set on the dev set):
+# a swapped word of the same sense costs 0–9 nats, a rare or wrong-sense one 10–12; an added adverb costs 4–20
+# wherever it stands, so for insertions the LM only stops garbled word order.
+LM_MAX_DROP = {"swap": 10.0, "insertion": 20.0}
+POS_GROUP = {"PROPN": "NOUN", "AUX": "VERB"}  # spaCy's tags that a harmless change of word can swap between
+
+
+@dataclass(frozen=True)
+class Mutation:
+    operator: str
+    original: str
+    mutated: str
+    story: str = ""
+
+
+@dataclass
+class Reading:
+    """A mutation with both questions parsed and aligned: ``edits`` are difflib's non-equal opcodes over the
+    lower-cased tokens, (tag, i1, i2, j1, j2)."""
+
+    mutation: Mutation
+    before: object
+    after: object
+    edits: list[tuple[str, int, int, int, int]]
+    same: list[tuple[int, int]]  # (i, j) of the tokens left as they were
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    word = word[:-1] if word.endswith("s") and len(word) > 3 else word
+    return word[:5]
+
+
+def _content_stems(words, stop) -> set[str]:
+    return {_stem(w) for w in words if w.isalpha() and len(w) > 2 and w.lower() not in stop}
+
+
+def focus_noun(doc) -> int | None:
+    """The head noun of what the question asks for: the noun a wh-word determines ("which colour", "whose
+    bicycle", "how many dogs") or the subject or attribute of a copular question ("what was the name of …")."""
+    for t in doc:
+        if t.lower_ in WH_WORDS or t.tag_ in WH_TAGS:
+            if t.dep_ in ("det", "poss") and t.head.pos_ == "NOUN":
+                return t.head.i
+            if t.lower_ == "how" and t.head.lower_ in ("many", "much") and t.head.head.pos_ == "NOUN":
+                return t.head.head.i
+            break
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is not None and root.lemma_ == "be":
+        for c in root.children:
+            if c.dep_ in ("nsubj", "attr") and c.pos_ == "NOUN":
+                return c.i
+    return None
+
+
+def protected_words(doc) -> Counter:
+    """The lower-cased words of the question no mutation may change."""
+    focus = focus_noun(doc)
+    return Counter(t.lower_ for t in doc
+                   if t.ent_type_ or t.pos_ in ("PROPN", "NUM") or t.like_num or t.tag_ in WH_TAGS
+                   or t.lower_ in WH_WORDS or t.lower_ in NEGATIONS or t.i == focus)
+
+
+def lesk_sense(doc, i: int, story: str = "") -> Sense | None:
+    """The WordNet sense of token ``i`` in its question (and the story sentences the question points to)."""
+    found = _lesk(doc, i, story)
+    return found[0] if found else None
+
+
+def sure_sense(doc, i: int, story: str = "") -> Sense | None:
+    """The sense of token ``i`` when it can be trusted: Lesk found words in common with it and the sense is not
+    a rare one (at least MIN_SHARE of the word's tagged uses), or, with nothing in common, the word's most
+    frequent sense when it covers DOMINANT of its tagged uses (or is its only sense). None otherwise."""
+    found = _lesk(doc, i, story)
+    if found is None:
+        return None
+    sense, rank, score = found
+    count = len(senses(doc[i].lemma_.lower(), doc[i].pos_))
+    share = sense_share(doc[i].lemma_.lower(), doc[i].pos_, rank)
+    if count == 1:
+        return sense
+    if score == 0:
+        return sense if share is not None and share >= DOMINANT else None
+    return sense if share is None or share >= MIN_SHARE else None
+
+
+def _lesk(doc, i: int, story: str = "") -> tuple[Sense, int, int] | None:
+    """(sense, its rank among the word's senses, its overlap with the context) by a simplified Lesk."""
+    token = doc[i]
+    options = senses(token.lemma_.lower(), token.pos_)
+    if not options:
+        return None
+    stop = _stop_words()
+    words = [t.lemma_ for t in doc if t.i != i and t.pos_ in SWAPPABLE | {"PROPN"}]
+    if story:
+        for k in pointed_sentences(doc.text, story):
+            words += list(sentence_words(story, k))
+    context = _content_stems(words, stop) - {_stem(token.lemma_)}
+    best, best_score = 0, -1
+    for rank, sense in enumerate(options):  # most frequent first: a tie keeps the more frequent sense
+        signature = _content_stems(sense.gloss.replace('"', " ").replace(";", " ").split(), stop)
+        signature |= _content_stems((w for x in sense.words + sense.above for w in x.split()), stop)
+        score = len(signature & context)
+        if score > best_score:
+            best, best_score = rank, score
+    return options[best], best, best_score
+
+
+@lru_cache(maxsize=1)
+def _stop_words() -> frozenset[str]:
+    from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's English stop list (spaCy is loaded with the parse)
+
+    return frozenset(STOP_WORDS)
+
+
+def in_context_synonyms(doc, i: int, story: str = "") -> tuple[str, ...]:
+    """Single words of token ``i``'s sense in context that read that way on their own (the sense is one of their
+    SENSE_RANK most frequent): what a swap may put in its place."""
+    token = doc[i]
+    if token.pos_ not in SWAPPABLE or token.lemma_.lower() in LIGHT_VERBS:
+        return ()
+    sense = sure_sense(doc, i, story)
+    if sense is None:
+        return ()
+    return tuple(w for w in sense.words if w.isalpha() and w.lower() != token.lemma_.lower()
+                 and (sense_rank(w, token.pos_, sense.offset) or 0) < SENSE_RANK)
+
+
+SWAP_TAGS = {"NN", "NNS", "VB", "VBP", "VBZ", "JJ", "RB"}  # forms a synonym can be put in
+
+
+def protected(token) -> bool:
+    """A token no swap may change: part of a named entity, a number, a wh-word, a negation."""
+    return bool(token.ent_type_) or token.like_num or token.pos_ in ("NUM", "PROPN") or token.tag_ in WH_TAGS \
+        or token.lower_ in WH_WORDS or token.lower_ in NEGATIONS
+
+
+def inflect(word: str, tag: str) -> str | None:
+    """The synonym in the form of the replaced word: plural nouns and third-person verbs get an -s."""
+    if tag not in ("NNS", "VBZ"):
+        return word
+    if " " in word:
+        return None  # "look into" → "looks into": too easy to get wrong
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        return word + "es"
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+def swap_options(doc, i: int, story: str = "") -> tuple[str, ...]:
+    """What a swap may put in token ``i``'s place: its in-context synonyms in its form (none for a protected
+    word, the question's focus, or a form the lemma does not give back, such as "built")."""
+    t = doc[i]
+    if protected(t) or not t.is_alpha or t.tag_ not in SWAP_TAGS or i == focus_noun(doc):
+        return ()
+    if t.tag_ not in ("NNS", "VBZ") and t.lower_ != t.lemma_.lower():
+        return ()
+    forms = [inflect(w, t.tag_) for w in in_context_synonyms(doc, i, story)]
+    return tuple(f[:1].upper() + f[1:] if t.text[:1].isupper() else f for f in forms if f)
+
+
+# -- the constraints -------------------------------------------------------------------------------
+
+class Unchanged:
+    name = "unchanged"
+    operators = ALL_OPERATORS
+
+    def check(self, r: Reading) -> bool:
+        return r.mutation.mutated.strip().lower() != r.mutation.original.strip().lower()
+
+
+class ProtectedWords:
+    name = "protected word"
+    operators = WORD_OPERATORS | {BT}
+
+    def check(self, r: Reading) -> bool:
+        kept = Counter(t.lower_ for t in r.after)
+        return all(kept[w] >= n for w, n in protected_words(r.before).items())
+
+
+class PartOfSpeech:
+    name = "part of speech"
+    operators = WORD_OPERATORS
+
+    def check(self, r: Reading) -> bool:
+        if any(_group(r.before[i]) != _group(r.after[j]) for i, j in r.same if r.before[i].is_alpha):
+            return False
+        for tag, i1, i2, j1, j2 in r.edits:
+            new = r.after[j1:j2]
+            if r.mutation.operator in INSERTIONS:
+                if tag != "insert" or any(t.pos_ != "ADV" for t in new):
+                    return False
+            elif i2 - i1 != 1 or _group(r.before[i1]) not in {_group(t) for t in new}:
+                return False
+        return True
+
+
+def _group(token) -> str:
+    return POS_GROUP.get(token.pos_, token.pos_)
+
+
+class WordSense:
+    name = "word sense"
+    operators = SWAPS
+
+    def check(self, r: Reading) -> bool:
+        for tag, i1, i2, j1, j2 in r.edits:
+            if tag != "replace" or i2 - i1 != 1:
+                return False
+            new = r.after[j1:j2]
+            allowed = {w.lower() for w in in_context_synonyms(r.before, i1, r.mutation.story)}
+            as_lemma = " ".join([t.lower_ for t in new[:-1]] + [new[-1].lemma_.lower()])
+            if as_lemma not in allowed and " ".join(t.lower_ for t in new) not in allowed:
+                return False
+        return True
+
+
+class InsertedWord:
+    name = "inserted word"
+    operators = INSERTIONS
+
+    def check(self, r: Reading) -> bool:
+        if any(t.lower_ in NEGATIONS for t in r.before):
+            return False
+        return all(tag == "insert" and all(t.lower_ in NEUTRAL_WORDS for t in r.after[j1:j2])
+                   and j2 < len(r.after) and r.after[j2].pos_ in ("VERB", "AUX") for tag, i1, i2, j1, j2 in r.edits)
+
+
+class StorySentences:
+    name = "story sentences"
+    operators = WORD_OPERATORS | {BT}
+
+    def check(self, r: Reading) -> bool:
+        m = r.mutation
+        if not m.story:
+            return True
+        new = set(pointed_sentences(m.mutated, m.story))
+        return not new or bool(new & set(pointed_sentences(m.original, m.story)))
+
+
+class Cosine:
+    name = "cosine"
+    operators = ALL_OPERATORS
+
+    def __init__(self, embeddings, bar: float):
+        self.embeddings, self.bar = embeddings, bar
+
+    def prepare(self, readings: list[Reading]) -> None:
+        self.embeddings.add([x for r in readings for x in (r.mutation.original, r.mutation.mutated)])
+
+    def check(self, r: Reading) -> bool:
+        return self.embeddings.cosine(r.mutation.original, r.mutation.mutated) >= self.bar
+
+
+class LanguageModel:
+    name = "language model"
+    operators = WORD_OPERATORS
+
+    def __init__(self, scorer=None, max_drop: dict[str, float] | None = None):
+        self._scorer, self.max_drop = scorer, max_drop or LM_MAX_DROP
+
+    @property
+    def scorer(self) -> "LikelihoodScorer":
+        if self._scorer is None:  # the model loads when a mutation first reaches this constraint
+            self._scorer = LikelihoodScorer.local()
+        return self._scorer
+
+    def prepare(self, readings: list[Reading]) -> None:
+        self.scorer.score([x for r in readings for x in (r.mutation.original, r.mutation.mutated)])
+
+    def drop(self, r: Reading) -> float:
+        a, b = self.scorer.score([r.mutation.original, r.mutation.mutated])
+        return a - b
+
+    def check(self, r: Reading) -> bool:
+        return self.drop(r) <= self.max_drop["insertion" if r.mutation.operator in INSERTIONS else "swap"]
+
+
+class LikelihoodScorer:
+    """A causal LM's log-likelihood of whole sentences (nats), in batches, kept per text."""
+
+    def __init__(self, model, tokenizer, batch_size: int = 32):
+        self.model, self.tokenizer, self.batch_size = model, tokenizer, batch_size
+        self._done: dict[str, float] = {}
+
+    @classmethod
+    def local(cls) -> "LikelihoodScorer":
+        return _local_scorer()
+
+    def score(self, texts: list[str]) -> list[float]:
+        todo = list(dict.fromkeys(t for t in texts if t not in self._done))
+        for k in range(0, len(todo), self.batch_size):
+            self._score(todo[k:k + self.batch_size])
+        return [self._done[t] for t in texts]
+
+    def _score(self, texts: list[str]) -> None:
+        import torch
+
+        start = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else self.tokenizer.eos_token_id
+        ids = [[start] + self.tokenizer(t).input_ids for t in texts]
+        width = max(len(x) for x in ids)
+        batch = torch.tensor([x + [start] * (width - len(x)) for x in ids])  # right padding, never read
+        with torch.inference_mode():
+            logprobs = torch.log_softmax(self.model(input_ids=batch).logits.float(), dim=-1)
+        for row, (text, x) in enumerate(zip(texts, ids)):
+            self._done[text] = sum(logprobs[row, t - 1, x[t]].item() for t in range(1, len(x)))
+
+
+@lru_cache(maxsize=1)
+def _local_scorer() -> LikelihoodScorer:
+    from mortar.sut.local import PRESETS, load_model  # torch and the weights: loaded only when the gate scores
+
+    return LikelihoodScorer(*load_model(PRESETS["smollm2"]()))
+
+
+# -- the gate --------------------------------------------------------------------------------------
+
+@dataclass
+class Gate:
+    """Constraints in order; ``counts[operator]`` counts the proposed, the kept and each constraint's rejections."""
+
+    constraints: list
+    nlp: object
+    counts: dict[str, Counter] = field(default_factory=dict)
+
+    def read(self, m: Mutation) -> Reading:
+        before, after = self.nlp(m.original), self.nlp(m.mutated)
+        matcher = difflib.SequenceMatcher(a=[t.lower_ for t in before], b=[t.lower_ for t in after], autojunk=False)
+        edits, same = [], []
+        for op in matcher.get_opcodes():
+            if op[0] == "equal":
+                same += [(op[1] + k, op[3] + k) for k in range(op[2] - op[1])]
+            else:
+                edits.append(op)
+        return Reading(m, before, after, edits, same)
+
+    def reasons(self, mutations: list[Mutation]) -> list[str | None]:
+        """Per mutation, the name of the first constraint that rejected it (None: kept); counted per operator."""
+        readings = [self.read(m) for m in mutations]
+        reason: list[str | None] = [None] * len(mutations)
+        for c in self.constraints:
+            alive = [k for k, r in enumerate(readings) if reason[k] is None and r.mutation.operator in c.operators]
+            if alive and hasattr(c, "prepare"):
+                c.prepare([readings[k] for k in alive])
+            for k in alive:
+                if not c.check(readings[k]):
+                    reason[k] = c.name
+        for m, why in zip(mutations, reason):
+            counted = self.counts.setdefault(m.operator, Counter())
+            counted["proposed"] += 1
+            counted["kept" if why is None else why] += 1
+        return reason
+
+    def keeps(self, m: Mutation) -> bool:
+        return self.reasons([m])[0] is None
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.constraints]
+
+    def rows(self) -> list[dict]:
+        """One row per operator: how many mutations were proposed, kept, and rejected by each constraint."""
+        return [{"operator": op, "proposed": n["proposed"], "kept": n["kept"],
+                 **{f"rejected: {name}": n[name] for name in self.names}} for op, n in sorted(self.counts.items())]
+
+    def summary(self) -> str:
+        parts = []
+        for op, n in sorted(self.counts.items()):
+            why = ", ".join(f"{name} {n[name]}" for name in self.names if n[name])
+            parts.append(f"{op} kept {n['kept']} of {n['proposed']}" + (f" (rejected: {why})" if why else ""))
+        return "; ".join(parts)
+
+
+def make_gate(nlp, embeddings, cosine_bar: float, mode: str = GATE_ON, scorer=None) -> Gate:
+    """The gate: every constraint, or with ``mode`` off the paper's filter (unchanged and cosine only)."""
+    if mode == GATE_OFF:
+        return Gate([Unchanged(), Cosine(embeddings, cosine_bar)], nlp)
+    return Gate([Unchanged(), ProtectedWords(), PartOfSpeech(), WordSense(), InsertedWord(), StorySentences(),
+                 Cosine(embeddings, cosine_bar), LanguageModel(scorer)], nlp)
