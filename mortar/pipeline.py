@@ -284,7 +284,7 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
             store.write_run_status(con, run_id, "interrupted")
         raise
     unknown = {(s.id, r.turn_id) for s in seeds for r in s.rounds if r.is_unknown}
-    figures = report(checks, cases, verdicts, selections, mutants, unknown=unknown)
+    figures = report(checks, cases, verdicts, selections, mutants, unknown=unknown, made=records)
     with store.connect(db) as con:
         con.begin()
         store.write_outputs(con, run_id, _round_rows(cases, answers, checks))

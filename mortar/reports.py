@@ -121,19 +121,21 @@ def run_calibration_set(con, run_id: str) -> list[dict]:
 
 
 def report(checks, cases, verdicts, selections: dict | None = None, mutants: list[dict] | None = None,
-           final_labels=None, label_scores=None, unknown: set | None = None) -> dict:
+           final_labels=None, label_scores=None, unknown: set | None = None, made: dict | None = None) -> dict:
     """Everything ``mortar report`` and the dashboard show for a run: the headline metrics, each method's
     own tables, response selection and guided generation when they ran, with two or more methods the
     unique bugs and the overlap of seed questions, and with labels (``store.final_labels`` and
     ``store.read_labels`` of the run) the precision of the labelled detections (:func:`precision`).
-    ``unknown``: (seed_id, turn_id) of the rounds whose gold answer is "unknown" (Table VI)."""
+    ``unknown``: (seed_id, turn_id) of the rounds whose gold answer is "unknown" (Table VI); ``made``: method name →
+    what its make_cases recorded (the stored configuration's ``made``: METAL's and DialTest's mutation gate counts)."""
     ran = methods_in(cases)
     labelled_checks = checks
     unstable = [c for c in checks if c.violated and c.unstable]
     flaky = [c for c in checks if c.violated and c.flaky]
     checks = headline_checks(checks)  # the noise floor and flaky detections: reported apart, in no headline figure
     result = {"metrics": run_metrics(checks, cases),
-              "tables": [t for m in ran if m.tables for t in m.tables(checks, cases, verdicts, unknown or set())]}
+              "tables": [t for m in ran if m.tables
+                         for t in m.tables(checks, cases, verdicts, unknown or set(), (made or {}).get(m.name, {}))]}
 
     def add(key: str, title: str, caption: str, rows: list[dict]) -> None:
         """A figure of the report that is also one of its tables."""
@@ -221,7 +223,7 @@ def run_report(con, run_id: str) -> dict:
     cases, verdicts = store.read_cases_and_verdicts(con, run_id)
     return report(store.read_checks(con, run_id), cases, verdicts, store.read_selections(con, run_id),
                   store.read_mutants(con, run_id), store.final_labels(con, run_id), store.read_labels(con, run_id),
-                  store.unknown_rounds(con, run_id))
+                  store.unknown_rounds(con, run_id), store.run_config(con, run_id).get("made", {}))
 
 
 def prioritisation(con, run_id: str) -> dict:

@@ -64,7 +64,7 @@ def _pieces(con, run_id: str) -> tuple[list, dict]:
     cases, verdicts = store.read_cases_and_verdicts(con, run_id)
     report = reports.report(checks, cases, verdicts, store.read_selections(con, run_id), store.read_mutants(con, run_id),
                             store.final_labels(con, run_id), store.read_labels(con, run_id),
-                            store.unknown_rounds(con, run_id))
+                            store.unknown_rounds(con, run_id), store.run_config(con, run_id).get("made", {}))
     return [c for c in checks if not reported_apart(c)], report
 
 

@@ -98,6 +98,7 @@ def test_run_with_both_methods_reports_them_side_by_side(tmp_path, capsys):
     assert main(["report", result.run_id, "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "METAL" in out and "unique" in out and "Table V" in out and "Seed questions with bugs" in out
+    assert "METAL: mutations proposed, kept and rejected per constraint" in out  # the gate's counts, from the record
     assert "PPD" not in out  # nothing labelled yet
 
     with store.connect(db, read_only=True) as con:

@@ -104,8 +104,9 @@ class TestMethod:
     relations: tuple[str, ...]  # names of the registered relations that judge its test cases
     text: str  # one line for the glossary and the report
     make_cases: Callable[[Making], Made]
-    # (checks, cases, verdicts, unknown) → its own tables; unknown: (seed_id, turn_id) of the gold-"unknown" rounds
-    tables: Callable[[list, list, dict, set], list[Table]] | None = None
+    # (checks, cases, verdicts, unknown, record) → its own tables; unknown: (seed_id, turn_id) of the gold-"unknown"
+    # rounds; record: what its make_cases recorded for the run (``Made.record``, stored with the run; {} if nothing)
+    tables: Callable[[list, list, dict, set, dict], list[Table]] | None = None
     settings: type = NoSettings  # its settings dataclass (``mortar.settings.setting`` fields)
     config_key: str = ""  # where the stored run configuration keeps its settings (default: its name)
     # How its settings enter the run id: (settings, whether the run uses the method) → entries of the run key.

@@ -152,7 +152,7 @@ register_relation(Relation(
     "detection per question.", mr4))
 
 
-def tables(checks, cases, verdicts, unknown) -> list[Table]:
+def tables(checks, cases, verdicts, unknown, record: dict | None = None) -> list[Table]:
     """The paper's Tables VI–IX, and the journal version's similarity per version of the dialogue."""
 
     mine = [c for c in cases if c.perturbation in DIALOGUE_PERTURBATIONS]

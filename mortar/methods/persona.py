@@ -142,7 +142,7 @@ register_relation(Relation(
     same_selection))
 
 
-def tables(checks, cases, verdicts, unknown) -> list[Table]:
+def tables(checks, cases, verdicts, unknown, record: dict | None = None) -> list[Table]:
 
     return [Table("persona_versions", "Persona relations: violations per relation and per version (noise location)",
                   "P3's noise on the question and the history together is the paper's headline comparison.",
