@@ -40,6 +40,17 @@ def shot(page, name: str) -> None:
     page.set_viewport_size(size)
 
 
+def only_perturbation(page, name: str) -> None:
+    """On the Launch page: the dialogue-level perturbations cleared, then only ``name`` chosen."""
+    perturbations = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Dialogue-level perturbations")
+    perturbations.locator("input").click()
+    for _ in range(5):
+        page.keyboard.press("Backspace")
+    page.keyboard.type(name)
+    page.keyboard.press("Enter")
+    page.keyboard.press("Escape")
+
+
 def nav(page, title: str, heading: str | None = None) -> None:
     """Go to a page through the sidebar, staying in the same Streamlit session (the annotator is remembered)."""
     page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first.click()
@@ -67,13 +78,7 @@ def test_launch_inspect_label_in_a_real_browser(dashboard, page):
     nav(page, "Launch", "Launch a run")
     limit = page.get_by_role("spinbutton", name="Seed limit")
     limit.fill("1")
-    perturbations = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Dialogue-level perturbations")
-    perturbations.locator("input").click()
-    for _ in range(5):
-        page.keyboard.press("Backspace")
-    page.keyboard.type("DRS")
-    page.keyboard.press("Enter")
-    page.keyboard.press("Escape")
+    only_perturbation(page, "DRS")
     shot(page, "02-launch-form")
     page.get_by_role("button", name=re.compile("Start run")).click()
     page.get_by_text(re.compile(r"Started job \w+")).wait_for()
