@@ -163,6 +163,16 @@ if det.get("unstable") and orig_id and not original.empty:
     st.warning("**Unstable**: the SUT answered this seed question differently when the seed dialogue (ORIG) was "
                "asked again, so this detection may be the SUT's own noise; it is reported apart. ORIG's answers: "
                + " · ".join(f"“{ui.md_escape(a)}”" for a in answers), icon=":material/shuffle:")
+if det.get("flaky"):
+    asked_again = ui.read(store.read_confirmations, run_id)
+    mine = set(zip(det["test_case_ids"], det["positions"]))
+    again = pd.DataFrame([{"test case": t, "position": p, "asking": k, "answer": answer_text(out)}
+                          for (t, p, k), (_, out) in sorted(asked_again.items()) if (t, p) in mine],
+                         columns=["test case", "position", "asking", "answer"])
+    st.warning("**Flaky**: when its conversations were asked again (`--confirm`), its relation did not find this "
+               "detection every time, so it may come from how the system was served; it is reported apart. The "
+               "answers given on asking again:", icon=":material/replay:")
+    st.dataframe(again, hide_index=True, width="stretch")
 perturbed = ui.read(store.case_rounds, run_id, perturbed_id) if perturbed_id else pd.DataFrame()
 case = ui.read(store.test_case, run_id, perturbed_id) if perturbed_id else None
 seed_kg, _ = ui.read(store.seed_graph, run_id, det["seed_id"])

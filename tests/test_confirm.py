@@ -231,3 +231,17 @@ def test_a_local_model_answers_a_fresh_conversation_from_no_cached_prefix():
     prompt = len(sut.prompt_ids(conversation))
     assert answers[1][1] == 1 and answers[2][1] == prompt  # asked again: the cached prompt; fresh: all of it
     assert answers[0][0] == answers[1][0] == answers[2][0]
+
+
+def test_the_inspector_shows_a_flaky_detections_answers_on_asking_again(runs, monkeypatch):
+    from tests.test_pages import app
+
+    flaky = sorted(k for k, c in runs.checks.items() if c.flaky and c.relation == MR1)[0]
+    check = runs.checks[flaky]
+    monkeypatch.setenv("MORTAR_DB", str(runs.db))
+    at = app("inspector", inspect=(runs.confirmed.run_id, flaky))
+    assert not at.exception
+    assert any("Flaky" in w.value for w in at.warning)
+    again = at.dataframe[0].value
+    assert list(again["test case"]) == [check.test_case_ids[0]] and list(again["asking"]) == [1]
+    assert again["answer"].iloc[0] != check.text_a  # asked again, the system answered otherwise
