@@ -389,6 +389,7 @@ def test_metrics_page_shows_the_papers_tables_and_figures(db, run_id):
     assert len(at.get("plotly_chart")) == 7  # … and the similarity per relation, with its critical bugs
     labels_ = [b.proto.label for b in at.get("download_button")]
     assert labels_.count("HTML") == 7 and labels_.count("CSV") >= 5
+    assert "Report to share (HTML)" in labels_  # the whole report as one file, as the README says
 
 
 def test_metrics_page_compares_mortar_with_metal(tmp_path, monkeypatch):
