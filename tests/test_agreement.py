@@ -53,6 +53,8 @@ def outcome(oracle, question, a, b):
     # one non-answer against an answer: they differ
     ("Who is the treasurer?", "I don't know.", "Lena Vogt.", DIFFER),
     ("Who is the treasurer?", "qwzx plorf vhtk mmnq", "Lena Vogt.", DIFFER),
+    # a non-answer said again inside a longer one: the longer one does not answer either
+    ("What did Omar win?", "Omar won.", "The club met on Thursday in the library. Omar won.", NO_ANSWER),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected

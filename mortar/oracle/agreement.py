@@ -128,6 +128,11 @@ class AgreementJudge:
             return Agreement(SURE_FAIL, True, f"neither answers: {why_a}; {why_b}" if why_a != why_b
                              else f"neither answers: both {why_a}")
         if why_a or why_b:
+            said, other = (ra, rb) if why_a else (rb, ra)
+            if said.norm and f" {said.norm} " in f" {other.norm} ":
+                # the other says the same words with more around them ('The answer is Felix.' and 'The story is about
+                # two brothers. The answer is Felix.'): nothing shows that it answers where this one does not
+                return Agreement(SURE_FAIL, True, f"neither answers: one {why_a or why_b}, the other says it too")
             return Agreement(SURE_FAIL, False, f"only one answers; the other {why_a or why_b}")
         if ra.norm == rb.norm:
             return Agreement(SURE_PASS, False, "the same answer")
