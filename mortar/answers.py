@@ -36,6 +36,7 @@ UNKNOWN_PATTERNS = [re.compile(p) for p in (
     rf"^\W*(?:it(?:'s| is) |that(?:'s| is) )?not (?:stated|mentioned|given|specified|said) (?:in|by) {_SOURCE}\W*$",
     r"\b(?:i|we) (?:do not|don't|dont|cannot|can't|can not|am not able to|have no way to) (?:know|tell|say|be sure|determine)",
     r"\b(?:i'm|i am|we're|we are) not (?:sure|certain)\b",
+    r"^\W*(?:not sure|not certain|unsure|no clue|dunno|hard to say|can't say|cannot say)\b",  # said without "I"
     r"\bno (?:way|means) (?:of|to) (?:know|tell)",
     rf"\b{_SOURCE} (?:does not|doesn't|did not|didn't|do not|don't|never) {_SAY}\b",
     rf"\b(?:isn't|wasn't|aren't|weren't|is not|was not|are not|were not|is never|was never) {_SAY}\b.*"
