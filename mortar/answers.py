@@ -336,14 +336,23 @@ def periods(text: str) -> dict[str, bool]:
     return found
 
 
+def first_loop(words: list[str], longest: int, copies) -> tuple[int, int] | None:
+    """Where the earliest loop in the words starts, and its unit's length: a run of ``size`` words (1 … ``longest``)
+    repeated back to back ``copies(size)`` times. None when the words do not loop."""
+    found = None
+    for size in range(1, longest + 1):
+        n = copies(size)
+        for i in range(len(words) - n * size + 1):
+            if all(words[i:i + size] == words[i + k * size:i + (k + 1) * size] for k in range(1, n)):
+                if found is None or i < found[0]:
+                    found = (i, size)
+                break
+    return found
+
+
 def is_degenerate(text: str) -> bool:
     """Does the answer loop — one phrase three times or more in a row ('a goat a goat a goat')?"""
-    words = normalize_text(text).split()
-    for n in range(1, 7):
-        for i in range(len(words) - 3 * n + 1):
-            if words[i:i + n] == words[i + n:i + 2 * n] == words[i + 2 * n:i + 3 * n]:
-                return True
-    return False
+    return first_loop(normalize_text(text).split(), 6, lambda size: 3) is not None
 
 
 _NOT_NOUNS = {"and", "or", "of", "to", "in", "on", "at", "by", "for", "with", "from", "the", "a", "an", "than", "times",

@@ -25,7 +25,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from mortar.answers import CLOCK, normalize_text, quantities, same_word
+from mortar.answers import CLOCK, first_loop, normalize_text, quantities, same_word
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
 from mortar.wordnet import WordNetMissing, senses
@@ -322,15 +322,7 @@ def without_loop(text: str) -> tuple[str, str | None]:
     unit of four words or more: twice) — and why it gives nothing when the loop is all there is: a word or a
     short phrase over and over ('No, no, no, …', 'The answer is: The answer is: …')."""
     spans = [(m.end(), m.group().lower()) for m in _WORD.finditer(text)]
-    words = [w for _, w in spans]
-    found = None
-    for size in range(1, LOOP_UNIT + 1):
-        copies = 3 if size < 4 else 2
-        for i in range(0, len(words) - copies * size + 1):
-            if all(words[i:i + size] == words[i + k * size:i + (k + 1) * size] for k in range(1, copies)):
-                if found is None or i < found[0]:
-                    found = (i, size)
-                break
+    found = first_loop([w for _, w in spans], LOOP_UNIT, lambda size: 3 if size < 4 else 2)
     if found is None:
         return text, None
     i, size = found
