@@ -26,7 +26,7 @@ import logging
 import random
 from functools import lru_cache
 
-from mortar.mutation_gate import NEUTRAL_WORDS, inflect, swap_options
+from mortar.mutation_gate import NEGATIONS, NEUTRAL_WORDS, WH_TAGS, WH_WORDS, inflect, swap_options
 from mortar.wordnet import POS_FILES, synonyms
 from mortar.wordnet import wordnet_dir
 from mortar.sut.local import PRESETS, load_model
@@ -34,10 +34,6 @@ from mortar.chat import ChatClient, ChatConfig
 
 log = logging.getLogger(__name__)
 
-WH_TAGS = {"WDT", "WP", "WP$", "WRB"}
-WH_WORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "whether", "whatever"}
-NEGATIONS = {"not", "no", "never", "nothing", "nobody", "none", "neither", "nor", "nowhere", "without", "cannot",
-             "n't", "hardly", "barely", "scarcely"}
 LIGHT_VERBS = {"be", "have", "do", "get", "make", "go", "say", "take", "let", "come"}
 SR_POS = {"NOUN": {"NN", "NNS"}, "VERB": {"VB", "VBP", "VBZ"}, "ADJ": {"JJ"}}
 LANGUAGES = ("Chinese", "French", "Spanish")  # the paper's intermediate languages
