@@ -182,6 +182,28 @@ class ChatClient:
                 raise ChatError(f"{where} returned no token log-probabilities (logprobs)") from None
         return self._call(body, parse)
 
+    def prompt_logprobs(self, messages: list[dict], extra: dict | None = None) -> list[tuple[int, float] | None]:
+        """Per token of the prompt ``messages`` render to, its id and its log-probability given the tokens before it
+        (None for the first token, which nothing predicts): vLLM's ``prompt_logprobs`` extension of chat
+        completions. ``extra``: more fields of the request (vLLM's ``continue_final_message`` …). ChatError (not
+        transient) when the server returns none."""
+        body = {**self._body(messages, 0.0, 1), "prompt_logprobs": 0, **(extra or {})}
+
+        def parse(where: str, data) -> list[tuple[int, float] | None]:
+            # vLLM's ChatCompletionResponse.prompt_logprobs: list[dict[int, Logprob] | None], one entry per prompt
+            # token, null for the first; each dict holds the prompt's own token first (then the top
+            # ``prompt_logprobs`` others: none for 0), keyed by token id (a string in JSON), a Logprob being
+            # {"logprob", "rank", "decoded_token"}
+            entries = data.get("prompt_logprobs") if isinstance(data, dict) else None
+            try:
+                if not entries:
+                    raise ValueError
+                return [None if entry is None else _own_token(entry) for entry in entries]
+            except (AttributeError, KeyError, TypeError, ValueError, StopIteration):
+                raise ChatError(f"{where}: the server returned no prompt_logprobs; response selection over HTTP "
+                                "needs a vLLM-style server") from None
+        return self._call(body, parse)
+
     def _body(self, messages: list[dict], temperature: float, max_tokens: int | None) -> dict:
         body: dict = {"model": self.config.model, "messages": messages, "temperature": temperature}
         if self.config.json_mode:
@@ -284,6 +306,11 @@ class ChatClient:
         # a misbehaving server may echo the request back; the key must not reach logs or the store
         key = self.config.api_key
         return text.replace(key, "***") if key else text
+
+
+def _own_token(entry: dict) -> tuple[int, float]:
+    token, logprob = next(iter(entry.items()))
+    return int(token), float(logprob["logprob"])
 
 
 def _error_detail(text: str) -> tuple[str, str | None]:

@@ -12,7 +12,7 @@ import yaml
 
 from mortar.chat import ChatConfigError
 from mortar.dataset import DatasetError
-from mortar.formats import load_dataset
+from mortar.formats import format_of, load_dataset
 from mortar.errors import InputError
 from mortar.kg.llm import LlmExtractor
 from mortar.methods import methods, parse_methods
@@ -20,7 +20,7 @@ from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.settings import from_json as settings_from_json
 from mortar.settings import problems as settings_problems
 from mortar import sut as suts
-from mortar.sut import CAPABILITY_TEXT, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT, DEFAULT_SYSTEM_PROMPT, STORY, WEIGHTS, SutError, SutSettings
+from mortar.sut import CAPABILITY_TEXT, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT, DEFAULT_SYSTEM_PROMPT, PERSONA_SYSTEM_PROMPT, STORY, WEIGHTS, SutError, SutSettings
 from mortar.vocab import GINI, GRI, INITIAL, MORTAR_METHOD, ORDERS, RANDOM, SENSITIVITIES, WALI
 
 KG_BACKENDS = ("spacy", "llm")  # offline spaCy + coreferee (default), or the paper's LLM pipeline
@@ -198,8 +198,15 @@ def make_run_sut(config: RunConfig):
 
 def sut_settings(config: RunConfig) -> SutSettings:
     """The settings that change the SUT's answers (all in its fingerprint)."""
-    return SutSettings(system_prompt=config.system_prompt or DEFAULT_SYSTEM_PROMPT,
+    return SutSettings(system_prompt=config.system_prompt or default_system_prompt(config),
                        max_new_tokens=config.max_new_tokens)
+
+
+def default_system_prompt(config: RunConfig) -> str:
+    """The system prompt of a run that names none: a persona dialogue's (the persona as the speaker's own) for a
+    persona dataset, else MORTAR's story prompt."""
+    persona = config.dataset and format_of(config.dataset, config.dataset_format) == "persona"
+    return PERSONA_SYSTEM_PROMPT if persona else DEFAULT_SYSTEM_PROMPT
 
 
 def _service_problems(config: RunConfig, env=None) -> list[str]:

@@ -21,6 +21,7 @@ class Round:
     turn_id: int
     question: str
     answer: str | None  # None when the dataset has no gold answer (JSONL without "answer")
+    candidates: tuple[str, ...] = ()  # the dataset's own candidate replies, the gold among them (PersonaChat)
 
     @property
     def is_unknown(self) -> bool:
@@ -28,11 +29,27 @@ class Round:
 
 
 @dataclass(frozen=True)
+class Persona:
+    """The persona paper's grounding: the speaker's persona (first-person sentences), the dataset's revised
+    (paraphrased) persona, and the chat partner's persona; either of the last two may be missing (())."""
+
+    sentences: tuple[str, ...]
+    revised: tuple[str, ...] = ()
+    partner: tuple[str, ...] = ()
+
+
+def persona_text(sentences) -> str:
+    """A persona as the SUT is given it: one sentence a line."""
+    return "\n".join(sentences)
+
+
+@dataclass(frozen=True)
 class Seed:
     id: str
-    story: str
+    story: str  # the grounding; for a persona dialogue its persona (``persona_text``)
     rounds: tuple[Round, ...]
     source: str = ""
+    persona: Persona | None = None  # a persona dialogue: the partner's lines are the questions, the gold replies answers
 
     def round(self, turn_id: int) -> Round:
         for r in self.rounds:

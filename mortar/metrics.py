@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from mortar.calibrate import agreement, best_threshold
-from mortar.vocab import CRITICAL_SIMILARITY, LEVELS, MR1, MR2, MR3, MR4, ORIG, RBT, SEL, is_true_positive
+from mortar.vocab import (CRITICAL_SIMILARITY, LEVELS, MR1, MR2, MR3, MR4, ORIG, P1, P2, P2_CHANGES, P3,
+                          PERSONA_VERSION_TEXT, RBT, SEL, is_true_positive)
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
@@ -351,6 +352,32 @@ def selection_summary(selections: dict) -> list[dict]:
                      "MRR": sum(1 / x for x in ranks) / len(ranks),
                      "agreement": sum(x == y for x, y in judged) / len(judged) if judged else float("nan"),
                      "kappa": cohen_kappa(first, accepted) if judged else float("nan")})
+    return rows
+
+
+def persona_paper_table(checks, selections: dict) -> list[dict]:
+    """The persona paper's table (its Table 2 with Fig. 3's hits@1): per version of the dialogue, the violation rate
+    of the persona relations' checks (P1, P2, P2-change, P3; not SEL); with response selection, how often the
+    first-ranked candidate changed (SEL), the gold reply's hits@1 and MRR, and the drop of hits@1 from the seed's."""
+    relations = (P1, P2, P2_CHANGES, P3)
+    versions = sorted({kind for c in checks if c.relation in relations for kind in c.perturbations})
+    ranks: dict[str, list[int]] = {}
+    for row in selections.values():
+        ranks.setdefault(row["perturbation"], []).append(int(row["gold_rank"]))
+    hits = {version: sum(r == 1 for r in got) / len(got) for version, got in ranks.items()}
+    rows = []
+    for version in versions:
+        mine = [c for c in checks if version in c.perturbations and c.relation in relations]
+        row = {"version": version, "changed": PERSONA_VERSION_TEXT.get(version, version), "checks": len(mine),
+               "violations": sum(c.violated for c in mine), "violation rate": sum(c.violated for c in mine) / len(mine)}
+        if selections:
+            chosen = [c for c in checks if version in c.perturbations and c.relation == SEL]
+            got = ranks.get(version, [])
+            row.update({"selection violations": sum(c.violated for c in chosen),
+                        "hits@1": hits.get(version, float("nan")),
+                        "MRR": sum(1 / r for r in got) / len(got) if got else float("nan"),
+                        "hits@1 drop": hits.get(ORIG, float("nan")) - hits.get(version, float("nan"))})
+        rows.append(row)
     return rows
 
 

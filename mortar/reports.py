@@ -12,10 +12,10 @@ from mortar import store
 from mortar.guide.prioritise import evaluation
 from mortar.methods import Table, method_kinds, method_label_of, methods
 from mortar.metrics import (is_missing, calibration_set, coefficient_of_variation, cohen_kappa, guidance_summary, level_counts,
-                            method_summary, oracle_vs_humans, overlap, selection_summary, similarity_distribution, uniqueness,
+                            method_summary, oracle_vs_humans, overlap, persona_paper_table, selection_summary, similarity_distribution, uniqueness,
                             unstable_summary, flaky_summary, no_answer_summary)
 from mortar.relations import headline_checks
-from mortar.vocab import ALL, CRITICAL_SIMILARITY, ORIG, RBT, is_true_positive
+from mortar.vocab import ALL, CRITICAL_SIMILARITY, ORIG, P1, P2, P2_CHANGES, P3, RBT, is_true_positive
 
 
 def methods_in(cases) -> list:
@@ -152,6 +152,12 @@ def report(checks, cases, verdicts, selections: dict | None = None, mutants: lis
             "The SUT ranks the gold answer among distractors by its own likelihood (no judge, no threshold). "
             "agreement / kappa: how often 'gold ranked first' agrees with the answer oracle accepting the SUT's "
             "generated answer on the same rounds.", selection_summary(selections))
+    if any(c.relation in (P1, P2, P2_CHANGES, P3) for c in checks):
+        add("persona_paper", "Persona relations as the persona paper reports them: violation rate and selection "
+            "accuracy per version", "Per version of the dialogue (P1 revised or synonymous persona, P2 the partner's "
+            "persona or an added passage, P3 noise by location): the persona relations' checks and their violation "
+            "rate; response selection: how often the first-ranked candidate changed against the seed, and the gold "
+            "reply's hits@1 and MRR among the candidates.", persona_paper_table(checks, selections))
     if mutants:
         add("guidance", "Gini-guided generation against random transformation at the same budget",
             "Each evaluated mutant costs one SUT call. Gini: DialTest's Algorithm 1 keeps a mutant whose answer's "

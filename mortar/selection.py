@@ -7,11 +7,13 @@ correct one (MRR). Here the context is the story and the conversation so far, th
 is the round's gold answer, and the other candidates are gold answers of other rounds, of the same
 dialogue and of other dialogues. A generative SUT "chooses" by likelihood: each candidate is scored
 by the mean log-probability of its tokens as the SUT's reply, so there is no judge model and no
-similarity threshold anywhere. Scoring needs the model's token probabilities, so only local SUTs
-take part.
+similarity threshold anywhere. Scoring needs the likelihood of a given reply: a local SUT computes it
+from its weights, an OpenAI-compatible server that returns prompt log-probabilities (vLLM) from those
+(``ChatSUT.score_replies``); other SUTs cannot take part.
 
-The candidates share the whole conversation as their prefix; it is run through the model once and
-its keys and values serve every candidate (``full_pass_scores`` is the plain reference without that).
+For a local SUT the candidates share the whole conversation as their prefix; it is run through the
+model once and its keys and values serve every candidate (``full_pass_scores`` is the plain
+reference without that).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import random
 
 from mortar.dataset import Seed
-from mortar.sut.base import SUT, Conversation
+from mortar.sut.base import CAPABILITY_TEXT, SCORES, SUT, WEIGHTS, Conversation, SutError
 from mortar.sut.likelihood import candidate_tokens, reply_logprobs
 from mortar.vocab import SEL
 from mortar.perturb import case_rng
@@ -29,24 +31,29 @@ from mortar.sut.base import Turn
 def candidates_for(seed: Seed, turn_id: int, others: list[Seed], k: int, rng: random.Random) -> list[str]:
     """The gold answer of round ``turn_id`` first, then up to ``k`` distractors drawn with ``rng``.
 
-    Distractors are gold answers of the seed's other rounds and of the ``others`` seeds; "unknown"
-    answers, answers equal to the gold (ignoring case and spacing) and repeats are left out.
+    Where the dataset gives the round's own candidates (PersonaChat's), they are the distractors, all of them in
+    the dataset's order (``k`` and ``rng`` unused: the dataset fixes the task). Else distractors are gold answers
+    of the seed's other rounds and of the ``others`` seeds. "Unknown" answers, answers equal to the gold
+    (ignoring case and spacing) and repeats are left out.
     """
-    gold = seed.round(turn_id).answer
+    this = seed.round(turn_id)
+    gold = this.answer
     if gold is None or not gold.strip():
         raise ValueError(f"seed {seed.id} round {turn_id} has no gold answer to select")
     seen = {_normalised(gold)}
     pool = []
-    rounds = [r for r in seed.rounds if r.turn_id != turn_id]
-    rounds += [r for other in others if other.id != seed.id for r in other.rounds]
-    for r in rounds:
-        if r.answer is None or r.is_unknown or not r.answer.strip():
-            continue
-        key = _normalised(r.answer)
-        if key not in seen:
+    if this.candidates:
+        texts = list(this.candidates)
+    else:
+        rounds = [r for r in seed.rounds if r.turn_id != turn_id]
+        rounds += [r for other in others if other.id != seed.id for r in other.rounds]
+        texts = [r.answer for r in rounds if r.answer is not None and not r.is_unknown]
+    for text in texts:
+        key = _normalised(text)
+        if key and key not in seen:
             seen.add(key)
-            pool.append(r.answer.strip())
-    return [gold.strip(), *rng.sample(pool, min(k, len(pool)))]
+            pool.append(text.strip())
+    return [gold.strip(), *(pool if this.candidates else rng.sample(pool, min(k, len(pool))))]
 
 
 def _normalised(text: str) -> str:
@@ -58,7 +65,12 @@ def score_candidates(sut: SUT, conversation: Conversation, candidates: list[str]
     """Each candidate's mean token log-probability as the SUT's reply; the shared prefix runs once.
 
     ``session``: a local SUT's session (the executor's kind): the prefix extends that lane's KV cache, so
-    rounds of one conversation scored in order re-read neither the story nor the history."""
+    rounds of one conversation scored in order re-read neither the story nor the history. A SUT without weights
+    that can score a given reply (an HTTP one) is asked to."""
+    if WEIGHTS not in sut.capabilities:
+        if SCORES not in sut.capabilities:
+            raise SutError(f"{sut.model or sut.backend}: response selection needs {CAPABILITY_TEXT[SCORES]}")
+        return sut.score_replies(conversation, candidates)
     first, logprobs, replies = reply_logprobs(sut, conversation, candidates, session, lane)
     scores = []
     for i, reply in enumerate(replies):
@@ -128,7 +140,8 @@ def select(seeds: list[Seed], cases, answers: dict, sut: SUT, pool: list[Seed], 
             if gold is not None and not seed.round(case.source_rounds[pos - 1]).is_unknown:
                 todo.append((case, seed, pos))
     rows = {}
-    session = sut.session(lanes=1)  # one lane walks the cases in order, extending its cache round by round
+    # a local SUT: one lane walks the cases in order, extending its cache round by round
+    session = sut.session(lanes=1) if WEIGHTS in sut.capabilities else None
     for n, (case, seed, pos) in enumerate(todo, start=1):
         history = []
         for p in range(1, pos):

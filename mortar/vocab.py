@@ -54,9 +54,16 @@ GINI_TAU = 0.0  # Algorithm 1 keeps a mutant whose Gini impurity rises by more t
 # The persona-centric relations' test cases (there the grounding is a persona, here the story)
 P1, P2, P3 = "P1", "P2", "P3"  # synonymous grounding, interference, character-level swap noise
 STORY, HISTORY, QUESTION, QUESTION_AND_HISTORY = "story", "history", "question", "both"
-NOISE_LOCATIONS = (STORY, HISTORY, QUESTION, QUESTION_AND_HISTORY)  # where P3's noise goes
+EVERYWHERE = "all"  # the grounding (story or persona), the history and the question together: the paper's "both"
+NOISE_LOCATIONS = (STORY, HISTORY, QUESTION, QUESTION_AND_HISTORY, EVERYWHERE)  # where P3's noise goes
 NOISE_KINDS = {location: f"{P3}-{location}" for location in NOISE_LOCATIONS}  # P3's test cases, per location
 PERSONA_PERTURBATIONS = (P1, P2, *NOISE_KINDS.values())
+# What each persona version changes, in the persona paper's words (a persona dialogue's story is its persona)
+PERSONA_VERSION_TEXT = {
+    P1: "persona revised (story: synonyms)", P2: "partner's persona (story: a passage added)",
+    NOISE_KINDS[STORY]: "noise in the persona or story", NOISE_KINDS[HISTORY]: "noise in the history",
+    NOISE_KINDS[QUESTION]: "noise in the new line", NOISE_KINDS[QUESTION_AND_HISTORY]: "noise in the line and history",
+    NOISE_KINDS[EVERYWHERE]: "noise in persona, line and history"}
 PERSONA_REWRITE_ABOVE = 0.85  # P1 keeps a rewritten sentence only this close (embedding cosine) to the original
 SELECTION_CANDIDATES = 9  # response selection: distractors ranked beside the gold answer
 
@@ -65,6 +72,7 @@ RBT = "RBT"  # reference-based testing: the ORIG answer against the gold answer
 MR1, MR2, MR3, MR4 = "MR1", "MR2", "MR3", "MR4"
 MORTAR_RELATIONS = (MR1, MR2, MR3, MR4)
 METAL = "METAL"  # the baseline's relation: a perturbed question's answer still matches the reference
+P2_CHANGES = "P2-change"  # P2 on a persona dialogue where the seed's reply states a persona fact: it should change
 PERSONA_RELATIONS = (P1, P2, P3)  # the answers stay the same under the version of grounding or context
 DT_REF, DT_INV = "DT-REF", "DT-INV"  # DialTest: the transformed question's answer vs the reference / vs the seed's
 DIALTEST_RELATIONS = (DT_REF, DT_INV)

@@ -13,7 +13,7 @@ from mortar.context import context_before
 from mortar.errors import InputError
 from mortar.ui.inspector import aligned_rounds, answer_text
 from mortar.ui.kg_figure import WIDTH, kg_figures
-from mortar.vocab import OPERATOR_TEXT, ORIG
+from mortar.vocab import OPERATOR_TEXT, ORIG, PERSONA_VERSION_TEXT
 
 GROUP = "inspect_group"  # the bug group being triaged: (run_id, seed_id, source_round), or None
 
@@ -329,17 +329,25 @@ else:
                f"needed but missing here. Knowledge graphs by {graph.backend} ({graph.model}).")
 
 seed_story = ui.read(store.story, run_id, det["seed_id"])
-if case and case["story"]:  # the test case asked with its own version of the story
-    st.subheader("Story: the seed's and the version asked")
-    st.caption("Words that differ are highlighted on both sides.")
-    before, after = ui.word_diff(seed_story, case["story"])
+persona = ui.read(store.is_persona_seed, run_id, det["seed_id"])
+grounding = "Persona" if persona else "Story"
+if case and case["story"]:  # the test case asked with its own version of the story (or persona)
+    if persona:
+        st.subheader("Persona: the speaker's and the version asked")
+        st.caption(f"{PERSONA_VERSION_TEXT.get(case['perturbation'], case['perturbation'])}. Words that differ are "
+                   "highlighted on both sides.")
+        before, after = ui.line_diff(seed_story, case["story"])
+    else:
+        st.subheader("Story: the seed's and the version asked")
+        st.caption("Words that differ are highlighted on both sides.")
+        before, after = ui.word_diff(seed_story, case["story"])
     left, right = st.columns(2)
-    left.markdown("**Seed story**")
+    left.markdown(f"**Seed {grounding.lower()}**")
     left.markdown(before)
     right.markdown(f"**Asked with** ({ui.md_escape(case['perturbation'])})")
     right.markdown(after)
 else:
-    with st.expander("Story"):
+    with st.expander(grounding):
         st.text(seed_story)
 
 st.subheader("Label this detection")

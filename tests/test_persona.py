@@ -35,19 +35,21 @@ def test_noise_goes_where_it_is_asked_and_nowhere_else(seeds):
     by_kind = {}
     for case in made.cases:
         by_kind.setdefault(case.perturbation, []).append(case)
-    assert set(by_kind) == {"P3-story", "P3-question", "P3-history", "P3-both"}
+    assert set(by_kind) == {"P3-story", "P3-question", "P3-history", "P3-both", "P3-all"}
     seed = seeds[0]
     for case in (c for c in made.cases if c.seed_id == seed.id):
         noisy = {p for p, _ in case.replaced}
         j = len(case.source_rounds)
         expected = {"P3-story": set(), "P3-question": {j}, "P3-history": set(range(1, j)),
-                    "P3-both": set(range(1, j + 1))}[case.perturbation]
+                    "P3-both": set(range(1, j + 1)), "P3-all": set(range(1, j + 1))}[case.perturbation]
         assert noisy == expected, case.test_case_id
         for p in range(1, j + 1):  # a noisy question differs from the seed's; every other is the seed's
             original = seed.round(case.source_rounds[p - 1]).question
             assert (case.question_at(seed, p) != original) == (p in noisy)
-        assert (case.story is not None) == (case.perturbation == "P3-story")
+        assert (case.story is not None) == (case.perturbation in ("P3-story", "P3-all"))
     story_case = by_kind["P3-story"][0]
+    # "all" is the story's noise with the question's and the history's: each the same as where it is alone
+    assert {c.story for c in by_kind["P3-all"] if c.seed_id == seed.id} == {story_case.story}
     assert len(story_case.story) == len(seed.story) and differing_words(story_case.story, seed.story) > 20
 
 
@@ -105,10 +107,10 @@ def test_a_persona_run_judges_every_version_and_reports_per_location(persona_run
 
 def test_persona_options_on_the_command_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MORTAR_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never reached: validation refuses
-    bad = ["run", "--dataset", str(SAMPLE), "--method", "persona", "--sut", "openai:m", "--selection",
+    bad = ["run", "--dataset", str(SAMPLE), "--method", "persona", "--sut", "tests.echo_bot:reply", "--selection",
            "--db", str(tmp_path / "x.duckdb")]
     assert main(bad) == 2
-    assert "needs a local model" in capsys.readouterr().err
+    assert "needs the likelihood of a given reply" in capsys.readouterr().err
 
 
 def test_the_metrics_page_shows_violations_per_relation_and_location(persona_run, monkeypatch):

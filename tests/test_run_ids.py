@@ -27,7 +27,9 @@ PINNED = {
     "metal options": ({"methods": "metal", "metal": {"rate": 0.3, "perturbations": ("SYN", "TYPO")}},
                       "run-c89b9b67c39e", "dc1d9cde5eda"),
     "mortar and metal": ({"methods": "mortar,metal"}, "run-9ed47b4246a4", "0743d7b25ce2"),
-    "persona": ({"methods": "persona"}, "run-26c0364a98a8", "32e509fac903"),
+    # the persona method's default noise locations gained "all" (issue 30): its default runs made new test cases
+    # (before: run-26c0364a98a8 and, for "all, mss", run-7698d044bee9)
+    "persona": ({"methods": "persona"}, "run-ec778c9b8fb6", "32e509fac903"),
     "persona options": ({"methods": "persona", "persona": {"relations": ("P1", "P3"), "noise_locations": ("story",),
                                                            "noise_names": False, "rewrite_above": 0.9,
                                                            "selection": True, "candidates": 5}},
@@ -37,7 +39,7 @@ PINNED = {
                                                               "gini_budget": 4, "gini_tau": 0.1}},
                          "run-897d44a8d379", "ebfdcc25d527"),
     "all, mss": ({"methods": "all", "oracle": "mss", "threshold": 0.7, "limit": 2},
-                           "run-7698d044bee9", "b21c99163988"),
+                           "run-8771efc6ac7a", "b21c99163988"),
     "openai endpoint": ({"sut": "openai:tiny-chat", "lanes": 4}, "run-c36706fd8779", "48d6c8984d28"),
     "groq": ({"sut": "groq:llama-3.1-8b-instant"}, "run-501507360153", "df746962d31d"),
     "model folder": ({"sut": "FOLDER"}, "run-819a8e1a99a7", "07055b429f5a"),
@@ -51,6 +53,7 @@ PINNED = {
 ADDED = {"system_prompt": None, "profile": None, "dataset_format": None, "grounding_field": None}
 ADDED_MORTAR = {"follow_rule": True, "story_support": True}
 ADDED_METHODS = {"metal": {"gate": "on"}, "dialtest": {"gate": "on"}}  # the mutation gate
+ADDED_NOISE_LOCATION = "all"
 
 
 def without_added(stored: dict) -> dict:
@@ -59,6 +62,10 @@ def without_added(stored: dict) -> dict:
                               if k not in ADDED_MORTAR or v != ADDED_MORTAR[k]}
     for method, added in ADDED_METHODS.items():
         stored[method] = {k: v for k, v in stored[method].items() if k not in added or v != added[k]}
+    # issue 30 added a P3 noise location, "all" (the persona paper's noise on persona and context together), to the
+    # default locations: a run of the persona method makes its test cases and so has a new run id (below)
+    locations = stored["persona"]["noise_locations"]
+    stored["persona"]["noise_locations"] = [x for x in locations if x != ADDED_NOISE_LOCATION]
     return stored
 
 

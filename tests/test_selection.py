@@ -97,9 +97,9 @@ def test_candidates_leave_out_unknown_answers_copies_of_the_gold_and_repeats(wri
     assert picked == ["Ann", "the hill"]  # fewer than k when not enough exist
 
 
-def test_a_remote_sut_cannot_be_scored():
-    sut = make_sut("openai:m", env={"MORTAR_OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
-    with pytest.raises(SutError, match="local model's token probabilities"):
+def test_a_sut_that_cannot_score_a_given_reply_is_refused():
+    sut = make_sut("tests.echo_bot:reply")  # a Python function: neither weights nor prompt log-probabilities
+    with pytest.raises(SutError, match="needs the likelihood of a given reply"):
         score_candidates(sut, Conversation("A story.", (), "Who?"), ["Ann", "Bob"])
 
 

@@ -7,6 +7,8 @@
   turn after it the gold answer;
 - ``sharegpt``: ShareGPT, a JSON array or JSONL of ``{"conversations": [{"from": "human"|"gpt"|"system",
   "value"}]}``;
+- ``persona``: PersonaChat-style persona dialogues (``personality``, ``revised_personality``, ``partner_personality``,
+  ``utterances`` with ``history`` and ``candidates``, gold last), JSONL or a JSON document;
 - ``parquet``: Parquet or Arrow files with Hugging Face's CoQA schema (``story``, ``questions``,
   ``answers.input_text``) or QuAC's (``context``, ``questions``, ``orig_answers`` / ``answers``).
 
@@ -16,6 +18,7 @@ a file that fails is kept.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mortar.dataset import Dataset, DatasetError, Seed
-from mortar.formats import chat, coqa, dialogues, tables
+from mortar.formats import chat, coqa, dialogues, persona, tables
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,8 @@ FORMATS = {f.name: f for f in (
     Format("dialogues", "JSONL dialogues: {id, story, rounds: [{question, answer}]}", dialogues.load),
     Format("chat", "OpenAI chat JSONL: {messages: [{role, content}]}", chat.load_openai),
     Format("sharegpt", "ShareGPT: {conversations: [{from, value}]}, a JSON array or JSONL", chat.load_sharegpt),
+    Format("persona", "PersonaChat-style: {personality, revised_personality, partner_personality, utterances: "
+           "[{history, candidates}]}, JSONL or JSON", persona.load),
     Format("parquet", "Parquet or Arrow with Hugging Face's CoQA or QuAC columns", tables.load, binary=True),
 )}
 SUFFIXES = (".json", ".jsonl", ".parquet", ".arrow")  # what the dashboard offers to upload
@@ -50,11 +55,15 @@ def detect_format(path: Path, raw: bytes) -> str:
         return "parquet"
     text = _text(path, raw)
     head = text.lstrip()
+    if head.startswith(("[", "{")) and persona.is_persona_document(text):
+        return "persona"
     if head.startswith("["):
         return "sharegpt"
     first = _first_record(text)
     if head.startswith("{") and first is None:
         return "coqa"  # one JSON document over several lines
+    if persona.looks_like(first):
+        return "persona"
     keys = set(first or ())
     if "messages" in keys:
         return "chat"
@@ -63,6 +72,23 @@ def detect_format(path: Path, raw: bytes) -> str:
     if "data" in keys and "rounds" not in keys:
         return "coqa"
     return "dialogues"
+
+
+@functools.lru_cache(maxsize=32)
+def _format_of_file(path: str, format: str | None, mtime_ns: int, size: int) -> str | None:
+    try:
+        return format or detect_format(Path(path), Path(path).read_bytes())
+    except (OSError, DatasetError):
+        return None
+
+
+def format_of(path: str | Path, format: str | None = None) -> str | None:
+    """The format a dataset file reads as (``format`` when named); None for a file that cannot be read."""
+    try:
+        stat = Path(path).stat()
+    except OSError:
+        return None
+    return _format_of_file(str(path), format, stat.st_mtime_ns, stat.st_size)
 
 
 def load_dataset(path: str | Path, format: str | None = None, grounding_field: str | None = None) -> Dataset:

@@ -20,6 +20,9 @@ from mortar.wordnet import synonyms
 
 CONTENT = ("NOUN", "VERB", "ADJ", "ADV")
 NAME_LABELS = ("PERSON", "ORG", "GPE")
+# A reply depends on a persona sentence when their cosine is at least the floor and beats the partner's persona by
+# the margin (set on tests/data/persona_dependence_dev.jsonl: benchmarks/persona_dependence.py)
+PERSONA_FACT_FLOOR, PERSONA_FACT_MARGIN = 0.2, 0.06
 # Named entities that are names (numbers, dates and quantities are not): what the noise may keep as written
 # and what an interfering passage may not share with the story.
 NAMED = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE")
@@ -143,3 +146,20 @@ def unrelated_passage(story: str, candidates: list[str], rng: random.Random, nlp
         if embeddings.cosine(passage, story) < max_similarity:
             return passage
     return None
+
+
+def persona_fact(reply: str, persona: tuple[str, ...], partner: tuple[str, ...], embeddings,
+                 floor: float = PERSONA_FACT_FLOOR, margin: float = PERSONA_FACT_MARGIN) -> int | None:
+    """Whether a reply depends on a fact of the speaker's persona: the index of the persona sentence it is closest
+    to (embedding cosine), when that is at least ``floor`` and closer by ``margin`` than any sentence of the
+    partner's persona; else None. The comparison with the partner's persona is what decides: small talk is about
+    as far from both, a reply that states (or contradicts) a persona fact is nearer its own persona, and one that
+    states a fact both personas share is as near the partner's. With the partner's persona swapped in (P2), a
+    reply that depends on the persona should change; any other reply should stay."""
+    if not persona or not reply.strip():
+        return None
+    embeddings.add([reply, *persona, *partner])
+    own = [embeddings.cosine(reply, sentence) for sentence in persona]
+    theirs = max((embeddings.cosine(reply, sentence) for sentence in partner), default=0.0)
+    best = max(range(len(own)), key=own.__getitem__)
+    return best if own[best] >= floor and own[best] - theirs >= margin else None

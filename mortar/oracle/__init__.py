@@ -104,6 +104,10 @@ class StoryOracle:
         self.oracle, self.story = oracle, story
         self.threshold = oracle.threshold
 
+    @property
+    def embeddings(self):
+        return self.oracle.embeddings
+
     def prepare(self, texts, questions=()) -> None:
         self.oracle.prepare(texts, questions)
 

@@ -23,7 +23,7 @@ from mortar.store.detections import (GROUP_SORTABLE, NO_LEVEL, SORTABLE, UNKNOWN
                                      detection_relations, filter_choices, find_detections, find_groups,
                                      group_detections, group_key, parse_group_key, run_detections, sut_of_runs)
 from mortar.store.inspector import (case_rounds, detection, original_case_id, question_versions, round_sensitivity,
-                                    seed_graph, seed_question, story,
+                                    is_persona_seed, seed_graph, seed_question, story,
                                     test_case, versions)
 from mortar.store.labelling import (annotators, detection_context, final_labels, label_of, labelled_detections,
                                     read_adjudications, read_labels)
@@ -57,6 +57,6 @@ __all__ = [
     "read_labels", "read_adjudications", "label_of", "annotators", "final_labels", "detection_context",
     "labelled_detections",
     "case_signatures", "paired_answers", "question_answers", "questions_with_detections", "run_dataset", "run_seeds", "seed_questions",
-    "detection", "case_rounds", "test_case", "round_sensitivity", "original_case_id", "story", "seed_question", "seed_graph", "versions",
+    "detection", "case_rounds", "test_case", "round_sensitivity", "original_case_id", "story", "is_persona_seed", "seed_question", "seed_graph", "versions",
     "question_versions",
 ]

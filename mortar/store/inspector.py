@@ -69,6 +69,13 @@ def story(con, run_id: str, seed_id: str) -> str:
     return row[0] if row else ""
 
 
+def is_persona_seed(con, run_id: str, seed_id: str) -> bool:
+    """Whether the seed is a persona dialogue (its story is the speaker's persona)."""
+    row = con.execute("SELECT s.persona IS NOT NULL FROM seeds s JOIN runs r ON r.dataset_id = s.dataset_id "
+                      "WHERE r.run_id = ? AND s.seed_id = ?", [run_id, seed_id]).fetchone()
+    return bool(row and row[0])
+
+
 def seed_question(con, run_id: str, seed_id: str, turn_id: int) -> str | None:
     """The seed's question in round ``turn_id``, as the dataset has it."""
     row = con.execute("SELECT sr.question FROM seed_rounds sr JOIN runs r ON r.dataset_id = sr.dataset_id "

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from mortar.dataset import UNKNOWN, Round, Seed, TestCase
+from mortar.dataset import UNKNOWN, Persona, Round, Seed, TestCase
 from mortar.errors import InputError
 from mortar.relations import Check
 from mortar.store.records import StoredConfig
@@ -61,14 +61,23 @@ def stored_datasets(con) -> pd.DataFrame:
 
 def stored_seeds(con, dataset_id: str) -> list[Seed]:
     """A stored dataset's seeds as the store keeps them (for a dataset whose file is gone or elsewhere)."""
-    seeds = con.execute("SELECT seed_id, source, story FROM seeds WHERE dataset_id = ? ORDER BY seed_id",
+    seeds = con.execute("SELECT seed_id, source, story, persona FROM seeds WHERE dataset_id = ? ORDER BY seed_id",
                         [dataset_id]).fetchall()
     rounds: dict[str, list[Round]] = {}
-    for seed_id, turn, question, answer in con.execute(
-            "SELECT seed_id, turn_id, question, answer FROM seed_rounds WHERE dataset_id = ? ORDER BY seed_id, turn_id",
-            [dataset_id]).fetchall():
-        rounds.setdefault(seed_id, []).append(Round(int(turn), question, answer))
-    return [Seed(seed_id, story, tuple(rounds.get(seed_id, ())), source or "") for seed_id, source, story in seeds]
+    for seed_id, turn, question, answer, candidates in con.execute(
+            "SELECT seed_id, turn_id, question, answer, candidates FROM seed_rounds WHERE dataset_id = ? "
+            "ORDER BY seed_id, turn_id", [dataset_id]).fetchall():
+        rounds.setdefault(seed_id, []).append(
+            Round(int(turn), question, answer, tuple(json.loads(candidates)) if candidates else ()))
+    return [Seed(seed_id, story, tuple(rounds.get(seed_id, ())), source or "", _persona(persona))
+            for seed_id, source, story, persona in seeds]
+
+
+def _persona(stored: str | None) -> Persona | None:
+    if not stored:
+        return None
+    data = json.loads(stored)
+    return Persona(*(tuple(data[k]) for k in ("sentences", "revised", "partner")))
 
 
 def read_runs(con) -> pd.DataFrame:

@@ -25,6 +25,8 @@ CREATE TABLE IF NOT EXISTS seed_rounds (
     answer TEXT,
     PRIMARY KEY (dataset_id, seed_id, turn_id)
 );
+ALTER TABLE seeds ADD COLUMN IF NOT EXISTS persona JSON;  -- a persona dialogue: {sentences, revised, partner}
+ALTER TABLE seed_rounds ADD COLUMN IF NOT EXISTS candidates JSON;  -- the dataset's candidate replies (PersonaChat)
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY,
     kind TEXT NOT NULL,               -- 'generate' or 'run'

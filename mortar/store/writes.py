@@ -7,6 +7,7 @@ writer leaves no half-written batch. Table and column names come from this modul
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from datetime import datetime, timezone
 
 import pandas as pd
@@ -40,10 +41,16 @@ def write_dataset(con, dataset: Dataset) -> None:
     upsert(con, "datasets", [dict(dataset_id=dataset.sha256, name=dataset.name, path=dataset.path,
                                   n_seeds=len(dataset.seeds))])
     upsert(con, "seeds", [dict(dataset_id=dataset.sha256, seed_id=s.id, source=s.source, story=s.story,
-                               n_rounds=len(s.rounds)) for s in dataset.seeds])
+                               n_rounds=len(s.rounds), persona=_json_or_none(s.persona and asdict(s.persona)))
+                          for s in dataset.seeds])
     upsert(con, "seed_rounds", [dict(dataset_id=dataset.sha256, seed_id=s.id, turn_id=r.turn_id,
-                                     question=r.question, answer=r.answer)
+                                     question=r.question, answer=r.answer,
+                                     candidates=_json_or_none(list(r.candidates) or None))
                                 for s in dataset.seeds for r in s.rounds])
+
+
+def _json_or_none(value) -> str | None:
+    return None if value is None else json.dumps(value)
 
 
 def write_run(con, run_id: str, kind: str, dataset: Dataset, run_seed: int, config: dict, status: str) -> None:

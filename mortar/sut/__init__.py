@@ -14,12 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from mortar.sut.function import FunctionSUT, is_function_spec, load_function
-from mortar.sut.base import (CAPABILITY_TEXT, LOGPROBS, WEIGHTS, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SYSTEM_PROMPT, LOCAL_LANES, STORY, SUT, Completion, Conversation, Session,
+from mortar.sut.base import (CAPABILITY_TEXT, LOGPROBS, SCORES, WEIGHTS, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SYSTEM_PROMPT, PERSONA_SYSTEM_PROMPT, LOCAL_LANES, STORY, SUT, Completion, Conversation, Session,
                              SutError, SutSettings, ThreadedSession, Turn)
 
 DEFAULT_SUT = "smollm2"
 
-__all__ = ["CAPABILITY_TEXT", "LOGPROBS", "WEIGHTS", "DEFAULT_MAX_NEW_TOKENS", "DEFAULT_SUT", "DEFAULT_SYSTEM_PROMPT", "LOCAL_LANES", "STORY", "SUT", "Completion", "Conversation",
+__all__ = ["CAPABILITY_TEXT", "LOGPROBS", "SCORES", "WEIGHTS", "DEFAULT_MAX_NEW_TOKENS", "DEFAULT_SUT", "DEFAULT_SYSTEM_PROMPT", "PERSONA_SYSTEM_PROMPT", "LOCAL_LANES", "STORY", "SUT", "Completion", "Conversation",
            "Session", "SutError", "SutSettings", "ThreadedSession", "Turn", "make_sut", "sut_choices"]
 
 

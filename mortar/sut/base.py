@@ -30,6 +30,12 @@ DEFAULT_SYSTEM_PROMPT = (
     "Answer the user's questions about this story. Be concise: reply with a short phrase only. "
     'If a question cannot be answered from the story, reply "Unknown".'
 )
+# A persona dialogue (the persona paper's setting): the persona is the system prompt, the partner's lines the turns.
+PERSONA_SYSTEM_PROMPT = (
+    "You are the person described below, chatting with someone you just met.\n"
+    "Your persona:\n{story}\n\n"
+    "Stay in character and reply as this person in one or two short sentences."
+)
 DEFAULT_MAX_NEW_TOKENS = 48
 # Conversations a local model decodes together. Six answer as fast as eight on two cores once the weights are
 # packed, and every lane holds a whole conversation's keys and values (about 45 KB a token for SmolLM2).
@@ -103,9 +109,12 @@ class Completion:
 # What a SUT can give beyond its answers; a test method or a guide declares which of them it requires.
 WEIGHTS = "weights"  # a local model's weights: gradients, attention, the likelihood of any text (GRI, WALI, selection)
 LOGPROBS = "logprobs"  # the token log-probabilities of its own answers (DialTest's Gini guidance)
+SCORES = "scores"  # the likelihood of a reply it is given (response selection)
 CAPABILITY_TEXT = {WEIGHTS: "a local model's gradients, attention and token probabilities (transformers)",
                    LOGPROBS: "the token probabilities of its answers (a local model, or an HTTP service that returns "
-                             "logprobs)"}
+                             "logprobs)",
+                   SCORES: "the likelihood of a given reply (a local model, or an OpenAI-compatible server that returns "
+                           "prompt log-probabilities, as vLLM does)"}
 
 
 class SUT(ABC):
@@ -114,7 +123,7 @@ class SUT(ABC):
     backend: str = ""
     model: str = ""
     lanes: int = 1  # how many conversations the executor may keep in progress at once
-    capabilities: frozenset[str] = frozenset()  # WEIGHTS, LOGPROBS
+    capabilities: frozenset[str] = frozenset()  # WEIGHTS, LOGPROBS, SCORES
 
     def __init__(self, settings: SutSettings | None = None):
         self.settings = settings or SutSettings()

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mortar.sut.base import LOCAL_LANES, LOGPROBS, SUT, WEIGHTS, Completion, Conversation, Session, SutError, SutSettings
+from mortar.sut.base import LOCAL_LANES, LOGPROBS, SCORES, SUT, WEIGHTS, Completion, Conversation, Session, SutError, SutSettings
 from mortar.sut.memory import drop_tail, zeros
 
 log = logging.getLogger(__name__)
@@ -175,7 +175,7 @@ def _converted(local: LocalModel) -> Path:
 
 class LocalSUT(SUT):
     backend = "transformers"
-    capabilities = frozenset({WEIGHTS, LOGPROBS})
+    capabilities = frozenset({WEIGHTS, LOGPROBS, SCORES})
 
     def __init__(self, local: LocalModel, settings: SutSettings | None = None, lanes: int = LOCAL_LANES):
         super().__init__(settings)

@@ -6,7 +6,8 @@ round that still fails becomes a ``SutError`` with the reason in one line, which
 an errored round. Up to ``lanes`` requests are in flight at once (``--lanes``; 64 and more suit a serving
 engine such as vLLM), each on a client (and kept-alive connection) of its own; the executor sends them in
 the conversation-prefix tree's order, so a server with prefix caching reuses the story and history they
-share.
+share. An OpenAI-compatible server that returns prompt log-probabilities (vLLM) also gives the likelihood of a given
+reply, for response selection (``ChatSUT.score_replies``).
 
 Environment (the SUT may well be another endpoint than the one the knowledge-graph extractor uses):
 - OpenAI-compatible: ``MORTAR_OPENAI_BASE_URL`` (else ``OPENAI_BASE_URL``, else the OpenAI API),
@@ -19,24 +20,30 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from urllib.parse import urlsplit, urlunsplit
 
 from mortar.chat import DEFAULT_OPENAI_BASE_URL, GROQ, OPENAI, ChatClient, ChatConfig, ChatError
-from mortar.sut.base import LOGPROBS, SUT, Conversation, SutError, SutSettings
+from mortar.sut.base import LOGPROBS, SCORES, SUT, Conversation, SutError, SutSettings
 
 DEFAULT_CONCURRENCY = 4
 # A fresh conversation (``--confirm``) asks the server not to reuse a cached prompt prefix: llama.cpp's field (its
 # documentation warns that prompt caching can change results). Servers that do not know it ignore it (vLLM); the
 # OpenAI API and Groq refuse unknown fields, so they are not sent it.
 NO_PROMPT_CACHE = {"cache_prompt": False}
+# A given reply scored as the prompt's end (vLLM's chat-completions extension): the conversation is rendered with the
+# reply as the assistant's final message, left open (``continue_final_message``) instead of closed, and no new
+# generation prompt after it (``add_generation_prompt``; the two cannot be used together).
+CONTINUE_REPLY = {"add_generation_prompt": False, "continue_final_message": True}
 
 
 class ChatSUT(SUT):
-    capabilities = frozenset({LOGPROBS})  # where the server returns them (asked for; refused in one line otherwise)
     def __init__(self, config: ChatConfig, settings: SutSettings | None = None,
                  concurrency: int = DEFAULT_CONCURRENCY):
         super().__init__(settings)
+        # where the server returns them (asked for; refused in one line otherwise); Groq has no prompt log-probabilities
+        self.capabilities = frozenset({LOGPROBS, SCORES} if config.provider == OPENAI else {LOGPROBS})
         self.chat_config = replace(config, json_mode=False)
         self.backend = config.provider
         self.model = config.model
@@ -72,6 +79,35 @@ class ChatSUT(SUT):
             messages, temperature=0.0, max_tokens=self.settings.max_new_tokens))
         return text.strip(), logprobs
 
+    def score_replies(self, conversation: Conversation, candidates: list[str]) -> list[float]:
+        """Each candidate's mean log-probability per token as the assistant's reply after ``conversation``: the
+        server's prompt log-probabilities (vLLM's) of the conversation ending in the candidate; SutError when the
+        server gives none. The candidates go out concurrently, up to ``lanes`` at once."""
+        if SCORES not in self.capabilities:
+            raise SutError(f"{self.backend}: gives no prompt log-probabilities; response selection over HTTP needs a "
+                           "vLLM-style server")
+        if not candidates:
+            raise ValueError("no candidates to score")
+        messages = conversation.messages(self.settings.system_prompt)
+
+        def tokens(reply: str) -> list[tuple[int, float] | None]:
+            return self._with_client(lambda client: client.prompt_logprobs(
+                messages + [{"role": "assistant", "content": reply}], extra=CONTINUE_REPLY))
+
+        prefix = tokens("")  # the conversation up to where a reply starts, once for all the candidates
+        with ThreadPoolExecutor(max_workers=min(self.lanes, len(candidates)), thread_name_prefix="score") as pool:
+            scored = list(pool.map(tokens, candidates))
+        scores = []
+        for candidate, these in zip(candidates, scored):
+            # Recent transformers cut a continued message's rendering right after its text, so the empty reply gives
+            # exactly the prefix; older ones keep the turn's closing tokens after an empty message. Either way the
+            # reply's own tokens start where its token ids leave the empty reply's.
+            own = these[_shared_length(prefix, these):]
+            if not own:
+                raise SutError(f"{self.extra_config()['base_url']}: candidate {candidate!r} has no tokens of its own")
+            scores.append(sum(logprob for _, logprob in own) / len(own))
+        return scores
+
     def _with_client(self, call: Callable[[ChatClient], object]):
         """``call`` on a client that no other request is using. A client per request in flight (rather than one
         shared by all threads) keeps 64 and more concurrent requests off one connection pool's lock; a client
@@ -96,6 +132,16 @@ class ChatSUT(SUT):
                 client.close()
             self._clients.clear()
             self._idle.clear()
+
+
+def _shared_length(a: list, b: list) -> int:
+    """How many leading prompt tokens two prompt_logprobs lists share (by token id; the first has none in either)."""
+    n = 0
+    for x, y in zip(a, b):
+        if (x and x[0]) != (y and y[0]):
+            break
+        n += 1
+    return n
 
 
 def openai_sut(model: str | None = None, env: Mapping[str, str] | None = None,

@@ -20,7 +20,7 @@ if PagesManager.uses_pages_directory:
 
 from mortar.ui.access import READ_WAIT_S, WRITE_WAIT_S, read, try_read  # noqa: E402
 from mortar.ui.downloads import csv_download, figure_downloads, png_export_available  # noqa: E402
-from mortar.ui.inspector import ec_summary, verdict_table, word_diff  # noqa: E402
+from mortar.ui.inspector import ec_summary, line_diff, verdict_table, word_diff  # noqa: E402
 from mortar.ui.job_panel import (DEMO_CONFIG, DEMO_DURATION, env_status, job_rows, jobs_panel,  # noqa: E402
                                  secrets_to_environment, start_job, start_study_job)
 from mortar.ui.kg_figure import kg_figure  # noqa: E402
@@ -30,7 +30,7 @@ from mortar.ui.runs import (DATA, SAMPLE, no_runs_yet, open_inspector, pick_run,
 from mortar.ui.text import GLOSSARY, LEVELS_HELP, fmt, glossary, help_for, md_escape  # noqa: E402
 
 __all__ = ["READ_WAIT_S", "WRITE_WAIT_S", "read", "try_read", "csv_download", "figure_downloads",
-           "png_export_available", "ec_summary", "verdict_table", "word_diff", "DEMO_CONFIG", "DEMO_DURATION", "env_status",
+           "png_export_available", "ec_summary", "verdict_table", "word_diff", "line_diff", "DEMO_CONFIG", "DEMO_DURATION", "env_status",
            "job_rows", "jobs_panel", "secrets_to_environment", "start_job", "start_study_job", "kg_figure", "annotator_box",
            "label_form", "ppd_metrics", "quick_label", "run_ppd", "DATA", "SAMPLE", "no_runs_yet", "open_inspector",
            "pick_run", "pick_run_or_stop", "run_label", "runs_overview", "GLOSSARY", "LEVELS_HELP", "fmt",

@@ -58,6 +58,16 @@ def word_diff(a: str, b: str) -> tuple[str, str]:
     return " ".join(left), " ".join(right)
 
 
+def line_diff(a: str, b: str) -> tuple[str, str]:
+    """Two texts of one sentence a line (personas) as markdown, line for line, with the words that differ
+    highlighted: line by line where both have as many lines (a revised or noisy persona), else as wholes (the
+    partner's persona instead of the speaker's)."""
+    la, lb = a.splitlines(), b.splitlines()
+    pairs = [word_diff(x, y) for x, y in zip(la, lb)] if len(la) == len(lb) else \
+        [word_diff(" ".join(la), " ".join(lb))]
+    return "  \n".join(p[0] for p in pairs), "  \n".join(p[1] for p in pairs)
+
+
 def answer_text(value) -> str:
     """A stored SUT answer as shown; a round that errored has none."""
     return "(no answer)" if value is None or pd.isna(value) else str(value)
