@@ -12,7 +12,9 @@ Every request body is appended to ``--log`` as one JSON line. It prints ``servin
 import argparse
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from loopback import send_json, serve  # a sibling module: the server runs as a script
 
 
 def main() -> None:
@@ -46,21 +48,13 @@ def main() -> None:
             with lock:
                 with open(args.log, "a", encoding="utf-8") as log:
                     log.write(json.dumps(body) + "\n")
-            payload = json.dumps({"choices": [{"index": 0, "message": {
-                "role": "assistant", "content": reply(body["messages"])}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            send_json(self, 200, {"choices": [{"index": 0, "message": {
+                "role": "assistant", "content": reply(body["messages"])}}]})
 
         def log_message(self, *a):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    print(f"serving at http://127.0.0.1:{server.server_address[1]}", flush=True)
-    server.serve_forever()
+    serve(Handler)
 
 
 if __name__ == "__main__":

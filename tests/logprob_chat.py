@@ -25,8 +25,10 @@ import json
 import sys
 import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+
+from loopback import send_json, serve  # a sibling module: the server runs as a script
 
 MODELS = ("vllm-chat", "old-template-chat", "plain-chat", "smollm2")
 IN_SYSTEM, ELSEWHERE = -0.5, -3.0
@@ -120,20 +122,12 @@ def main() -> None:
             self.send(200, reply)
 
         def send(self, status: int, doc: dict):
-            payload = json.dumps(doc).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            send_json(self, status, doc)
 
         def log_message(self, *a):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    print(f"serving at http://127.0.0.1:{server.server_address[1]}", flush=True)
-    server.serve_forever()
+    serve(Handler)
 
 
 if __name__ == "__main__":
