@@ -1,17 +1,20 @@
-"""The persona-centric metamorphic relations, on story-grounded dialogues: the story stands where the paper
-has the persona, and the dialogue's rounds are asked in the seed's order.
+"""The persona-centric metamorphic relations, on persona dialogues (the paper's setting: a persona, the partner's
+persona, the partner's lines as the rounds) and on story-grounded dialogues (the story stands where the paper has
+the persona). The dialogue's rounds are asked in the seed's order.
 
-    P1 synonymous grounding: the story rewritten sentence by sentence (synonyms of non-entity words, a
-       sentence kept only while its embedding stays close) — the answers should stay the same;
-    P2 interference: an unrelated passage (another seed's, no shared named entity, low similarity) added to
-       the story, as the paper swaps in the partner's persona — the answers should stay the same;
-    P3 character-level swap noise (one adjacent pair swapped in every word) on the story, the history (the
-       earlier questions), the current question, or question and history together — the answers should
-       stay the same. The paper finds noise on both roughly doubles the violations.
+    P1 synonymous grounding: a persona dialogue's revised persona; else the story (or a persona without a revised
+       one) rewritten sentence by sentence (synonyms of non-entity words, a sentence kept only while its embedding
+       stays close) — the answers should stay the same;
+    P2 the partner's persona instead of the speaker's (the paper's MR2): a reply that states a fact of the
+       speaker's persona should change (P2-change), any other should stay (P2). On a story, an interference: an
+       unrelated passage (another seed's, no shared named entity, low similarity) added — the answers should stay;
+    P3 character-level swap noise (one adjacent pair swapped in every word) on the persona or story, the history
+       (the earlier lines), the current line, line and history, or all three — the answers should stay the same.
+       The paper finds noise on persona and context together roughly doubles the violations.
 
-Each relation compares the answer in the version with the SUT's own answer to the seed as it is (ORIG):
-an invariance, judged with the run's oracle as two system answers (``relations.same_as_orig``): read for what
-each says to the question, and a pair where neither answers is "no answer", reported apart, never a violation.
+Each relation compares the answer in the version with the SUT's own answer to the seed as it is (ORIG), judged
+with the run's oracle as two system answers (``relations.same_as_orig``): read for what each says to the question,
+and a pair where neither answers is "no answer", reported apart, never a violation.
 """
 
 from __future__ import annotations
@@ -91,7 +94,7 @@ def make_cases(making: Making) -> Made:
 
 def _noise_cases(seed, order, run_seed: int, settings: PersonaSettings, nlp) -> list[TestCase]:
     """P3 by location: the noisy story with every round; per round j, the noisy question j, the noisy
-    earlier questions, or both. A question's noise is the same wherever it is asked (one generator per
+    earlier questions, both, or both with the noisy story. A question's noise is the same wherever it is asked (one generator per
     seed round), so the cases share their noisy prefixes in the executor's tree."""
     protected = frozenset() if settings.noise_names else names_in(nlp(seed.story))
     noisy = {r.turn_id: swap_noise(r.question, case_rng(run_seed, seed.id, P3, r.turn_id),
