@@ -23,7 +23,7 @@ def synthetic_store(db, n: int, run_id: str = RUN, sut: str = "synthetic-sut") -
         con.execute("INSERT INTO runs VALUES (?, 'run', 'ds', 0, ?, 'done', now(), now())",
                     [run_id, json.dumps({"sut": {"model": sut}, "kg": {"backend": "spacy", "model": "m"}})])
         con.execute("""
-            INSERT INTO seed_rounds SELECT 'ds', 'seed-' || (i % 10), i % 16, 'Question number ' || i || '?', 'gold'
+            INSERT INTO seed_rounds (dataset_id, seed_id, turn_id, question, answer) SELECT 'ds', 'seed-' || (i % 10), i % 16, 'Question number ' || i || '?', 'gold'
             FROM range(160) t(i) ON CONFLICT DO NOTHING""")
         con.execute("""
             INSERT INTO checks (run_id, check_id, relation, seed_id, source_round, perturbations, test_case_ids,

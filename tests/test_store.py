@@ -142,7 +142,8 @@ def stored_detections(db, runs: dict[str, dict]) -> None:
     """One detection per run; ``runs`` maps run id → its configuration."""
     with store.connect(db) as con:
         con.execute("INSERT INTO datasets VALUES ('ds', 'd', 'none', 1)")
-        con.execute("INSERT INTO seed_rounds (dataset_id, seed_id, turn_id, question, answer) VALUES ('ds', 's', 1, 'Where?', 'home')")
+        con.execute("INSERT INTO seed_rounds (dataset_id, seed_id, turn_id, question, answer) "
+                    "VALUES ('ds', 's', 1, 'Where?', 'home')")
         for i, (run_id, config) in enumerate(runs.items()):
             con.execute("INSERT INTO runs VALUES (?, 'run', 'ds', 0, ?, 'done', now(), now())",
                         [run_id, json.dumps(config)])
