@@ -93,6 +93,8 @@ def _format_of_file(path: str, format: str | None, mtime_ns: int, size: int) -> 
 
 def format_of(path: str | Path, format: str | None = None) -> str | None:
     """The format a dataset file reads as (``format`` when named); None for a file that cannot be read."""
+    if nlu.is_triple(Path(path)):
+        return format or "atis"
     try:
         stat = Path(path).stat()
     except OSError:

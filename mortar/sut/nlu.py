@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from mortar.sut.base import SUT, Conversation, SutSettings
+
 UNK, PAD, SEP = "<unk>", "<pad>", "<sep>"
 EPOCHS, BATCH, EMBED, HIDDEN, SEED = 30, 16, 64, 64, 13
+RECURRENT = "recurrent"  # the SUT spec of the bundled system: recurrent[:TRAINING_FILE]
+SAMPLE_NLU = Path(__file__).resolve().parents[2] / "data" / "sample_nlu.json"  # what it trains on by default
 RECURRENT_VERSION = "gru-1"  # changes the file name of the kept model when the network or its training changes
 
 
@@ -169,8 +174,7 @@ def bundled(seeds, folder: Path) -> RecurrentNLU:
     pairs = training_pairs(seeds, split)
     if not pairs:
         raise ValueError("no utterances with an intent to train the bundled intent/slot model on")
-    digest = hashlib.sha256(json.dumps([RECURRENT_VERSION, pairs]).encode()).hexdigest()[:12]
-    path = folder / f"nlu-{RECURRENT_VERSION}-{digest}.pt"
+    path = folder / f"nlu-{RECURRENT_VERSION}-{_digest(pairs)}.pt"
     if path.is_file():
         return RecurrentNLU.load(path)
     model = train_recurrent(pairs)
@@ -203,3 +207,67 @@ def slot_f1(gold: list[set], predicted: list[set]) -> float:
     precision = right / n_pred if n_pred else 0.0
     recall = right / n_gold if n_gold else 0.0
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+class NLUSUT(SUT):
+    """An intent/slot system as a system under test: the executor asks it conversations like any SUT; it reads
+    the user's utterances (the earlier ones as context, its own earlier answers unused) and answers with its
+    prediction as JSON, ``{"intent", "tags", "probabilities"}`` (``prediction_of`` reads it back). ``load`` makes
+    the system on first use (training the bundled model takes seconds)."""
+
+    backend = "nlu"
+
+    def __init__(self, name: str, load, settings: SutSettings | None = None):
+        super().__init__(settings)
+        self.model, self._load, self._system = name, load, None
+
+    @property
+    def system(self) -> NLUSystem:
+        if self._system is None:
+            self._system = self._load()
+        return self._system
+
+    def answer(self, conversation: Conversation) -> str:
+        utterances = [turn.question for turn in conversation.history] + [conversation.question]
+        return answer_json(self.system.predict(utterances))
+
+
+def recurrent_sut(seeds, folder: Path, settings: SutSettings | None = None) -> NLUSUT:
+    """The bundled recurrent system trained on these seeds' training split, named by its training data."""
+    split = "train" if any(s.source == "train" for s in seeds) else ""
+    pairs = training_pairs(seeds, split)
+    return NLUSUT(f"recurrent-{RECURRENT_VERSION}-{_digest(pairs)}", lambda: bundled(seeds, folder), settings)
+
+
+def models_folder() -> Path:
+    """Where trained systems are kept: ``$MORTAR_MODELS``, else ``models/`` beside the store's default file."""
+    return Path(os.environ.get("MORTAR_MODELS") or Path(os.environ.get("MORTAR_DB") or "data/mortar.duckdb").parent
+                / "models")
+
+
+def make_recurrent(spec: str, settings: SutSettings | None = None) -> NLUSUT:
+    """``recurrent`` (trained on the bundled sample) or ``recurrent:FILE`` (trained on FILE's training split)."""
+    from mortar.formats import load_dataset  # the training data is read when the SUT is named
+
+    _, _, path = spec.partition(":")
+    return recurrent_sut(load_dataset(path or SAMPLE_NLU).seeds, models_folder(), settings)
+
+
+def _digest(pairs) -> str:
+    return hashlib.sha256(json.dumps([RECURRENT_VERSION, pairs]).encode()).hexdigest()[:12]
+
+
+def answer_json(prediction: Prediction) -> str:
+    return json.dumps({"intent": prediction.intent, "tags": list(prediction.tags),
+                       "probabilities": {k: round(v, 6) for k, v in prediction.probabilities.items()}})
+
+
+def prediction_of(answer: str | None) -> Prediction | None:
+    """A stored answer of an intent/slot system read back (None for an errored round or another system's text)."""
+    try:
+        doc = json.loads(answer) if answer else None
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("intent"), str):
+        return None
+    return Prediction(doc["intent"], tuple(doc.get("tags", ())), dict(doc.get("probabilities", {})))
