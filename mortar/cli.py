@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from mortar.chat import ChatError as ServiceError
-from mortar.config import KG_BACKENDS, RunConfig, dataset_beside, make_extractor, read_document, validate
+from mortar.config import KG_BACKENDS, RunConfig, dataset_beside, make_extractor, read_document, run_sut_spec, validate
 from mortar.formats import FORMATS, load_dataset
 from mortar.errors import InputError
 from mortar.budgets import EXIT_BUDGET_EXCEEDED, BudgetExceeded
@@ -236,7 +236,7 @@ def cmd_run(args) -> None:
     for note in result.notes:
         print(note, file=sys.stderr)
     rbt = result.metrics[RBT]
-    print(f"run {result.run_id} done: SUT {config.sut}, oracle {config.oracle} (ε = {result.threshold})")
+    print(f"run {result.run_id} done: SUT {run_sut_spec(config)}, oracle {config.oracle} (ε = {result.threshold})")
     print(f"  RBT: {rbt['NBugs']} bugs in {rbt['detections']} checks over {rbt['test_cases']} test cases")
     for method in methods().values():
         m = result.metrics.get(method.label)

@@ -20,7 +20,7 @@ from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.settings import from_json as settings_from_json
 from mortar.settings import problems as settings_problems
 from mortar import sut as suts
-from mortar.sut import CAPABILITY_TEXT, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT, DEFAULT_SYSTEM_PROMPT, PERSONA_SYSTEM_PROMPT, STORY, WEIGHTS, SutError, SutSettings
+from mortar.sut import RECURRENT, CAPABILITY_TEXT, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT, DEFAULT_SYSTEM_PROMPT, PERSONA_SYSTEM_PROMPT, STORY, WEIGHTS, SutError, SutSettings
 from mortar.vocab import GINI, GRI, INITIAL, MORTAR_METHOD, ORDERS, RANDOM, SENSITIVITIES, WALI
 
 KG_BACKENDS = ("spacy", "llm")  # offline spaCy + coreferee (default), or the paper's LLM pipeline
@@ -191,9 +191,20 @@ def _positive_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
+NLU_FORMATS = ("nlu", "snips", "atis")  # intent/slot datasets: their systems predict intents and slots
+
+
+def run_sut_spec(config: RunConfig) -> str:
+    """The SUT a configuration names; on an intent/slot dataset the default is the bundled recurrent system trained
+    on the dataset (a chat model cannot predict intents and slots)."""
+    if config.sut == DEFAULT_SUT and config.dataset and format_of(config.dataset, config.dataset_format) in NLU_FORMATS:
+        return f"{RECURRENT}:{config.dataset}"
+    return config.sut
+
+
 def make_run_sut(config: RunConfig):
     """The SUT of a (valid) configuration with its settings; nothing heavy is loaded until it answers."""
-    return suts.make_sut(config.sut, sut_settings(config), lanes=config.lanes)
+    return suts.make_sut(run_sut_spec(config), sut_settings(config), lanes=config.lanes)
 
 
 def sut_settings(config: RunConfig) -> SutSettings:

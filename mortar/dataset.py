@@ -22,6 +22,8 @@ class Round:
     question: str
     answer: str | None  # None when the dataset has no gold answer (JSONL without "answer")
     candidates: tuple[str, ...] = ()  # the dataset's own candidate replies, the gold among them (PersonaChat)
+    intent: str | None = None  # an intent/slot dataset's gold intent (DialTest's task)
+    tags: tuple[str, ...] = ()  # … and its BIO slot tag per word of the question (split on spaces)
 
     @property
     def is_unknown(self) -> bool:
@@ -48,7 +50,7 @@ class Seed:
     id: str
     story: str  # the grounding; for a persona dialogue its persona (``persona_text``)
     rounds: tuple[Round, ...]
-    source: str = ""
+    source: str = ""  # where the dialogue comes from (CoQA's source; an intent/slot dataset's split)
     persona: Persona | None = None  # a persona dialogue: the partner's lines are the questions, the gold replies answers
 
     def round(self, turn_id: int) -> Round:

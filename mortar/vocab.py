@@ -76,6 +76,8 @@ P2_CHANGES = "P2-change"  # P2 on a persona dialogue where the seed's reply stat
 PERSONA_RELATIONS = (P1, P2, P3)  # the answers stay the same under the version of grounding or context
 DT_REF, DT_INV = "DT-REF", "DT-INV"  # DialTest: the transformed question's answer vs the reference / vs the seed's
 DIALTEST_RELATIONS = (DT_REF, DT_INV)
+# DialTest on an intent/slot dataset: the prediction against the gold labels, and against the seed's prediction
+INTENT, SLOTS, DT_INTENT, DT_SLOTS = "INTENT", "SLOTS", "DT-INTENT", "DT-SLOTS"
 SEL = "SEL"  # response selection: the candidate the SUT ranks first stays the same in every version
 
 # -- methods ---------------------------------------------------------------------------------------

@@ -32,13 +32,17 @@ def looks_like(record) -> bool:
     return isinstance(record, dict) and "utterances" in record and any(k in record for k in PERSONA_KEYS)
 
 
-def is_persona_document(text: str) -> bool:
-    """Whether a whole-file JSON document holds persona dialogues (a list of them, or splits of them)."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError:
-        return False
+def is_persona_document(doc) -> bool:
+    """Whether a whole-file JSON document (parsed) holds persona dialogues (a list of them, or splits of them)."""
     return any(looks_like(d) for d in _first_of_each(doc))
+
+
+def _document(text: str):
+    """The whole file as one JSON document, or None (JSONL: a document a line)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
 
 
 def _first_of_each(doc) -> list:
@@ -51,11 +55,10 @@ def _first_of_each(doc) -> list:
 
 def load(path: Path, text: str, grounding_field: str | None = None) -> list[Seed]:
     head = text.lstrip()
-    if head.startswith("[") or (head.startswith("{") and is_persona_document(text)):
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{path}: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+    doc = _document(text) if head.startswith(("[", "{")) else None
+    if head.startswith("[") or is_persona_document(doc):
+        if doc is None:
+            raise DatasetError(f"{path}: invalid JSON: not a list of persona dialogues")
         if isinstance(doc, list):
             records = [("dialogue", i, rec) for i, rec in enumerate(doc)]
         else:

@@ -25,13 +25,15 @@ from mortar.guide.gini import GiniUnavailable, score_cases, search
 from mortar.methods import Made, Making, Table, TestMethod, register_method
 from mortar.methods.metal import gate_table
 from mortar.mutation_gate import GATE_CHOICES, GATE_OFF, GATE_ON, Gate, Mutation, make_gate
+from mortar.methods.dialtest_nlu import (accuracy_rows, intent_references, intent_unchanged, is_nlu, keeps_slot_words,
+                                         slot_references, slots_unchanged)
 from mortar.methods.dialtest_operators import BackTranslator, WordInserter, synonym_replacement
 from mortar.perturb import case_rng, original_case
 from mortar.relations import DIRECTION, INVARIANCE, Relation, matches_reference, register_relation, same_as_orig
 from mortar.settings import setting
 from mortar.sut.base import LOGPROBS
 from mortar.vocab import (BT, DIALTEST, DIALTEST_KEEP_ABOVE, DIALTEST_METHOD, DIALTEST_OPERATORS, DIALTEST_RELATIONS,
-                          DT_INV, DT_REF, GINI, GINI_TAU, GUIDES, OPERATOR_TEXT, ORIG, RANDOM, SR, WI)
+                          DT_INTENT, DT_INV, DT_REF, DT_SLOTS, GINI, INTENT, SLOTS, GINI_TAU, GUIDES, OPERATOR_TEXT, ORIG, RANDOM, SR, WI)
 from mortar import metrics
 from mortar.chat import ChatConfig, ChatConfigError, ChatError
 
@@ -143,6 +145,8 @@ def unguided_cases(seeds: list[Seed], run_seed: int, ops: Operators, keep_above:
     reasons = gate.reasons([Mutation(name, r.question, new, seed.story) for seed, r, name, new in proposals])
     cases, reverted = [], 0
     for (seed, r, name, new), why in zip(proposals, reasons):
+        if r.tags and name != BT and not keeps_slot_words(r.question, r.tags, new):
+            why = "slot word changed"  # the paper transforms only words outside the slots
         if why is not None:
             reverted += 1
         else:
@@ -243,12 +247,29 @@ def make_cases(making: Making) -> Made:
     return Made(cases, notes=tuple(notes), mutants=tuple(rows), record=record)
 
 
+def on_answers(judge):
+    """A relation of answers in words: none on an intent/slot dataset (its predictions have relations of their own)."""
+    return lambda j: [] if is_nlu(j.seed) else judge(j)
+
+
 register_relation(Relation(
     DT_REF, DIALTEST, DIRECTION, "DT-REF, DialTest: the answer to a transformed question (synonym, back "
-    "translation, inserted words) should still match the reference.", matches_reference(DT_REF)))
+    "translation, inserted words) should still match the reference.", on_answers(matches_reference(DT_REF))))
 register_relation(Relation(
     DT_INV, DIALTEST, INVARIANCE, "DT-INV, DialTest: the answer to a transformed question should agree with the "
-    "SUT's answer to the seed question.", same_as_orig(DT_INV, DIALTEST_OPERATORS)))
+    "SUT's answer to the seed question.", on_answers(same_as_orig(DT_INV, DIALTEST_OPERATORS))))
+register_relation(Relation(
+    INTENT, DIALTEST, DIRECTION, "INTENT, intent detection: the predicted intent of an utterance (a seed's or a "
+    "transformed one) is its gold intent.", intent_references))
+register_relation(Relation(
+    SLOTS, DIALTEST, DIRECTION, "SLOTS, slot filling: the predicted slots of an utterance (type and words) are its "
+    "gold slots.", slot_references))
+register_relation(Relation(
+    DT_INTENT, DIALTEST, INVARIANCE, "DT-INTENT, DialTest on intents: a transformed utterance gets the intent the "
+    "system predicted for the seed utterance.", intent_unchanged))
+register_relation(Relation(
+    DT_SLOTS, DIALTEST, INVARIANCE, "DT-SLOTS, DialTest on slots: a transformed utterance gets the slot values the "
+    "system predicted for the seed utterance (words outside the slots changed only).", slots_unchanged))
 
 
 def tables(checks, cases, verdicts, unknown, record: dict | None = None) -> list[Table]:
@@ -257,8 +278,13 @@ def tables(checks, cases, verdicts, unknown, record: dict | None = None) -> list
     rows = (record or {}).get("mutation_gate")
     return [Table("dialtest_operators", "DialTest: violations per relation and operator",
                   "; ".join(f"{k}: {v}" for k, v in OPERATOR_TEXT.items()),
-                  metrics.per_kind(checks, DIALTEST_RELATIONS)),
-            *([gate_table("dialtest_mutation_gate", DIALTEST, rows)] if rows else [])]
+                  metrics.per_kind(checks, (*DIALTEST_RELATIONS, DT_INTENT, DT_SLOTS))),
+            *([gate_table("dialtest_mutation_gate", DIALTEST, rows)] if rows else []),
+            *([Table("dialtest_nlu", "DialTest on intents and slots: accuracy on the seed utterances and on each "
+                     "operator's", "Intent accuracy and slot F1 (a slot counts with its type and all its words) "
+                     "against the gold labels, as the paper's Table 6; intent / slots changed: DT-INTENT and DT-SLOTS "
+                     "violations, against the system's own prediction for the seed utterance.", nlu_rows)]
+              if (nlu_rows := accuracy_rows(checks)) else [])]
 
 
 def run_key(settings: DialTestSettings, chosen: bool) -> dict:
@@ -274,7 +300,7 @@ def requires(settings: DialTestSettings) -> dict[str, str]:
 
 
 register_method(TestMethod(
-    name=DIALTEST_METHOD, label=DIALTEST, perturbations=DIALTEST_OPERATORS, relations=DIALTEST_RELATIONS,
+    name=DIALTEST_METHOD, label=DIALTEST, perturbations=DIALTEST_OPERATORS, relations=(*DIALTEST_RELATIONS, INTENT, SLOTS, DT_INTENT, DT_SLOTS),
     text="DialTest: one question at a time transformed by synonym replacement (SR), back translation (BT) or word "
          "insertion (WI), reverted when its meaning drifts; optionally Gini-guided (Algorithm 1).",
     make_cases=make_cases, tables=tables, settings=DialTestSettings, config_key="dialtest", run_key=run_key,

@@ -64,11 +64,12 @@ def stored_seeds(con, dataset_id: str) -> list[Seed]:
     seeds = con.execute("SELECT seed_id, source, story, persona FROM seeds WHERE dataset_id = ? ORDER BY seed_id",
                         [dataset_id]).fetchall()
     rounds: dict[str, list[Round]] = {}
-    for seed_id, turn, question, answer, candidates in con.execute(
-            "SELECT seed_id, turn_id, question, answer, candidates FROM seed_rounds WHERE dataset_id = ? "
+    for seed_id, turn, question, answer, candidates, intent, tags in con.execute(
+            "SELECT seed_id, turn_id, question, answer, candidates, intent, tags FROM seed_rounds WHERE dataset_id = ? "
             "ORDER BY seed_id, turn_id", [dataset_id]).fetchall():
         rounds.setdefault(seed_id, []).append(
-            Round(int(turn), question, answer, tuple(json.loads(candidates)) if candidates else ()))
+            Round(int(turn), question, answer, tuple(json.loads(candidates)) if candidates else (), intent,
+                  tuple(json.loads(tags)) if tags else ()))
     return [Seed(seed_id, story, tuple(rounds.get(seed_id, ())), source or "", _persona(persona))
             for seed_id, source, story, persona in seeds]
 

@@ -27,6 +27,8 @@ CREATE TABLE IF NOT EXISTS seed_rounds (
 );
 ALTER TABLE seeds ADD COLUMN IF NOT EXISTS persona JSON;  -- a persona dialogue: {sentences, revised, partner}
 ALTER TABLE seed_rounds ADD COLUMN IF NOT EXISTS candidates JSON;  -- the dataset's candidate replies (PersonaChat)
+ALTER TABLE seed_rounds ADD COLUMN IF NOT EXISTS intent TEXT;  -- an intent/slot dataset's gold intent
+ALTER TABLE seed_rounds ADD COLUMN IF NOT EXISTS tags JSON;  -- … and its BIO slot tags, one per word of the question
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY,
     kind TEXT NOT NULL,               -- 'generate' or 'run'

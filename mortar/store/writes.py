@@ -45,7 +45,8 @@ def write_dataset(con, dataset: Dataset) -> None:
                           for s in dataset.seeds])
     upsert(con, "seed_rounds", [dict(dataset_id=dataset.sha256, seed_id=s.id, turn_id=r.turn_id,
                                      question=r.question, answer=r.answer,
-                                     candidates=_json_or_none(list(r.candidates) or None))
+                                     candidates=_json_or_none(list(r.candidates) or None), intent=r.intent,
+                                     tags=_json_or_none(list(r.tags) or None))
                                 for s in dataset.seeds for r in s.rounds])
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mortar.sut.function import FunctionSUT, is_function_spec, load_function
+from mortar.sut.nlu import RECURRENT, make_recurrent
 from mortar.sut.base import (CAPABILITY_TEXT, LOGPROBS, SCORES, WEIGHTS, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SYSTEM_PROMPT, PERSONA_SYSTEM_PROMPT, LOCAL_LANES, STORY, SUT, Completion, Conversation, Session,
                              SutError, SutSettings, ThreadedSession, Turn)
 
@@ -27,7 +28,8 @@ def sut_choices() -> list[str]:
     from mortar.sut.local import PRESETS  # loaded when a SUT is named (the HTTP kinds bring httpx)
 
     return [*PRESETS, "openai[:MODEL]", "groq[:MODEL]", "PATH (a Hugging Face model folder)",
-            "module:function (a Python function messages -> str)"]
+            "module:function (a Python function messages -> str)",
+            "recurrent[:FILE] (the bundled intent/slot model, trained on FILE or the NLU sample)"]
 
 
 def make_sut(spec=DEFAULT_SUT, settings: SutSettings | None = None, *, lanes: int | None = None,
@@ -42,6 +44,8 @@ def make_sut(spec=DEFAULT_SUT, settings: SutSettings | None = None, *, lanes: in
     if callable(spec):  # a Python function: messages -> str
         return FunctionSUT(spec, settings, lanes=lanes or 1)
     kind, _, model = spec.partition(":")
+    if kind == RECURRENT:
+        return make_recurrent(spec, settings)
     if spec in local.PRESETS:
         return local.LocalSUT(local.PRESETS[spec](), settings, **({"lanes": lanes} if lanes else {}))
     if kind in ("openai", "groq"):

@@ -1,0 +1,73 @@
+"""DialTest on its own task (issue 31): transformations change only words outside the slots; the bundled recurrent
+system answers with its predictions; INTENT / SLOTS compare them with the gold labels and DT-INTENT / DT-SLOTS with
+the seed utterance's prediction; the report shows intent accuracy and slot F1 per operator."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mortar import store
+from mortar.cli import main
+from mortar.config import RunConfig, run_sut_spec
+from mortar.methods.dialtest_nlu import keeps_slot_words
+from mortar.sut.nlu import answer_json, prediction_of, Prediction
+
+SAMPLE = Path(__file__).parent.parent / "data" / "sample_nlu.json"
+
+
+def test_a_transformation_may_change_only_words_outside_the_slots():
+    original = "what is the weather in oslo tomorrow".split()
+    tags = ("O", "O", "O", "O", "O", "B-city", "B-timeRange")
+    text = " ".join(original)
+    assert keeps_slot_words(text, tags, "what is the forecast in oslo tomorrow")  # an O word replaced
+    assert keeps_slot_words(text, tags, "so what is the weather really in oslo tomorrow")  # O words inserted
+    assert not keeps_slot_words(text, tags, "what is the weather in bergen tomorrow")  # the city changed
+    assert not keeps_slot_words(text, tags, "what is the weather in oslo today")
+
+
+def test_a_prediction_survives_its_answer_text():
+    p = Prediction("GetWeather", ("O", "B-city"), {"GetWeather": 0.9, "PlayMusic": 0.1})
+    assert prediction_of(answer_json(p)) == p
+    assert prediction_of("Paris, I think") is None and prediction_of(None) is None
+
+
+def test_the_default_system_of_an_intent_slot_dataset_is_the_bundled_one():
+    assert run_sut_spec(RunConfig(dataset=str(SAMPLE))) == f"recurrent:{SAMPLE}"
+    assert run_sut_spec(RunConfig(dataset="data/sample_coqa.json")) == "smollm2"
+    assert run_sut_spec(RunConfig(dataset=str(SAMPLE), sut="openai:m")) == "openai:m"
+
+
+@pytest.fixture(scope="module")
+def nlu_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("nlu")
+    db = tmp / "nlu.duckdb"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MORTAR_MODELS", str(tmp / "models"))
+        assert main(["run", "--dataset", str(SAMPLE), "--method", "dialtest", "--limit", "12", "--dialtest-gate",
+                     "off", "--db", str(db)]) == 0
+    with store.connect(db, read_only=True) as con:
+        run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
+        checks = store.read_checks(con, run_id)
+    return db, run_id, checks
+
+
+def test_the_run_judges_predictions_against_gold_and_against_the_seed(nlu_run):
+    _, _, checks = nlu_run
+    by_relation = {}
+    for c in checks:
+        by_relation.setdefault(c.relation, []).append(c)
+    assert {"INTENT", "SLOTS", "DT-INTENT", "DT-SLOTS"} <= set(by_relation)
+    assert not {"DT-REF", "DT-INV"} & set(by_relation)  # answers in words are not compared on predictions
+    seed_rounds = [c for c in by_relation["INTENT"] if c.perturbations == ("ORIG",)]
+    assert seed_rounds and all(c.violated == (c.text_a != c.text_b) for c in by_relation["INTENT"])
+    for c in by_relation["DT-SLOTS"]:
+        assert c.violated == (json.loads(c.text_a) != json.loads(c.text_b))
+
+
+def test_the_report_shows_accuracy_and_f1_per_operator(nlu_run, capsys):
+    db, run_id, _ = nlu_run
+    assert main(["report", run_id, "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "DialTest on intents and slots" in out and "intent accuracy" in out and "slot F1" in out
+    assert "SUT recurrent-" in out
