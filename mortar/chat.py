@@ -182,6 +182,38 @@ class ChatClient:
                 raise ChatError(f"{where} returned no token log-probabilities (logprobs)") from None
         return self._call(body, parse)
 
+    def call_tool(self, messages: list[dict], tools: list[dict], *, tool_choice: str = "required",
+                  temperature: float = 0.0, max_tokens: int | None = None) -> tuple[str, dict]:
+        """The function tool the assistant calls in reply to ``messages`` (the first, if it calls several) and its
+        arguments. ChatError (not transient) when the reply calls none, calls a tool it was not given, or gives
+        arguments that are not a JSON object."""
+        body = {**self._body(messages, temperature, max_tokens), "tools": tools, "tool_choice": tool_choice}
+        names = {tool["function"]["name"] for tool in tools}
+
+        def parse(where: str, data) -> tuple[str, dict]:
+            try:
+                message = data["choices"][0]["message"]
+                calls = message.get("tool_calls")
+            except (KeyError, IndexError, TypeError, AttributeError):
+                raise ChatError(f"malformed response body from {where}: no choices[0].message", transient=True) from None
+            if not calls or not isinstance(calls, list) or not isinstance(calls[0], dict):
+                text = " ".join(self._redact(str(message.get("content") or "")).split())[:80]
+                raise ChatError(f"{where} answered without a tool call" + (f" ({text!r})" if text else ""))
+            function = calls[0].get("function") if isinstance(calls[0].get("function"), dict) else {}
+            name = function.get("name")
+            if name not in names:
+                raise ChatError(f"{where} called a tool it was not given: {str(name)[:60]!r}")
+            arguments = function.get("arguments") or {}
+            if isinstance(arguments, str):  # the OpenAI API's form; some servers send the object itself
+                try:
+                    arguments = json.loads(arguments) if arguments.strip() else {}
+                except ValueError:
+                    raise ChatError(f"{where}: the arguments of the tool call {name!r} are not JSON") from None
+            if not isinstance(arguments, dict):
+                raise ChatError(f"{where}: the arguments of the tool call {name!r} are not a JSON object")
+            return name, arguments
+        return self._call(body, parse)
+
     def prompt_logprobs(self, messages: list[dict], extra: dict | None = None) -> list[tuple[int, float] | None]:
         """Per token of the prompt ``messages`` render to, its id and its log-probability given the tokens before it
         (None for the first token, which nothing predicts): vLLM's ``prompt_logprobs`` extension of chat

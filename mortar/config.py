@@ -20,7 +20,7 @@ from mortar.oracle import DEFAULT_ORACLE, ORACLES
 from mortar.settings import from_json as settings_from_json
 from mortar.settings import problems as settings_problems
 from mortar import sut as suts
-from mortar.sut import RECURRENT, CAPABILITY_TEXT, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT, DEFAULT_SYSTEM_PROMPT, PERSONA_SYSTEM_PROMPT, STORY, WEIGHTS, SutError, SutSettings
+from mortar.sut import RECURRENT, TOOLS, CAPABILITY_TEXT, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SUT, DEFAULT_SYSTEM_PROMPT, PERSONA_SYSTEM_PROMPT, STORY, WEIGHTS, SutError, SutSettings
 from mortar.vocab import GINI, GRI, INITIAL, MORTAR_METHOD, ORDERS, RANDOM, SENSITIVITIES, WALI
 
 KG_BACKENDS = ("spacy", "llm")  # offline spaCy + coreferee (default), or the paper's LLM pipeline
@@ -196,9 +196,13 @@ NLU_FORMATS = ("nlu", "snips", "atis")  # intent/slot datasets: their systems pr
 
 def run_sut_spec(config: RunConfig) -> str:
     """The SUT a configuration names; on an intent/slot dataset the default is the bundled recurrent system trained
-    on the dataset (a chat model cannot predict intents and slots)."""
-    if config.sut == DEFAULT_SUT and config.dataset and format_of(config.dataset, config.dataset_format) in NLU_FORMATS:
-        return f"{RECURRENT}:{config.dataset}"
+    on the dataset (a chat model cannot predict intents and slots), and an endpoint asked with tool calls that names
+    no dataset gets the run's intents and slots as its tools."""
+    kind, _, model = config.sut.partition(":")
+    tools = kind == TOOLS and "@" not in model
+    if (config.sut == DEFAULT_SUT or tools) and config.dataset and \
+            format_of(config.dataset, config.dataset_format) in NLU_FORMATS:
+        return f"{TOOLS}:{model}@{config.dataset}" if tools else f"{RECURRENT}:{config.dataset}"
     return config.sut
 
 

@@ -6,7 +6,9 @@
 - a path to a Hugging Face model folder;
 - ``openai`` or ``openai:MODEL``: an OpenAI-compatible endpoint (see ``mortar.sut.remote``);
 - ``groq`` or ``groq:MODEL``: Groq;
-- ``module:function`` (or the function itself): a Python function ``messages -> str``, sync or async.
+- ``module:function`` (or the function itself): a Python function ``messages -> str``, sync or async;
+- ``recurrent[:FILE]``: the bundled intent/slot model; ``openai-tools[:MODEL][@FILE]``: an OpenAI-compatible endpoint
+  as an intent/slot system, asked with tool calls (``mortar.sut.nlu``, ``mortar.sut.nlu_tools``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mortar.sut.function import FunctionSUT, is_function_spec, load_function
-from mortar.sut.nlu import RECURRENT, make_recurrent
+from mortar.sut.nlu import RECURRENT, TOOLS, make_recurrent
 from mortar.sut.base import (CAPABILITY_TEXT, LOGPROBS, SCORES, WEIGHTS, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SYSTEM_PROMPT, PERSONA_SYSTEM_PROMPT, LOCAL_LANES, STORY, SUT, Completion, Conversation, Session,
                              SutError, SutSettings, ThreadedSession, Turn)
 
@@ -29,7 +31,9 @@ def sut_choices() -> list[str]:
 
     return [*PRESETS, "openai[:MODEL]", "groq[:MODEL]", "PATH (a Hugging Face model folder)",
             "module:function (a Python function messages -> str)",
-            "recurrent[:FILE] (the bundled intent/slot model, trained on FILE or the NLU sample)"]
+            "recurrent[:FILE] (the bundled intent/slot model, trained on FILE or the NLU sample)",
+            "openai-tools[:MODEL][@FILE] (an OpenAI-compatible endpoint as an intent/slot system, asked with tool "
+            "calls; the intents and slots of FILE or the NLU sample)"]
 
 
 def make_sut(spec=DEFAULT_SUT, settings: SutSettings | None = None, *, lanes: int | None = None,
@@ -46,6 +50,10 @@ def make_sut(spec=DEFAULT_SUT, settings: SutSettings | None = None, *, lanes: in
     kind, _, model = spec.partition(":")
     if kind == RECURRENT:
         return make_recurrent(spec, settings)
+    if kind == TOOLS:
+        from mortar.sut.nlu_tools import make_tools_sut  # brings httpx
+
+        return make_tools_sut(spec, settings, lanes, **options)
     if spec in local.PRESETS:
         return local.LocalSUT(local.PRESETS[spec](), settings, **({"lanes": lanes} if lanes else {}))
     if kind in ("openai", "groq"):

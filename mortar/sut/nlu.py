@@ -24,6 +24,7 @@ from mortar.sut.base import SUT, Conversation, SutSettings
 UNK, PAD, SEP = "<unk>", "<pad>", "<sep>"
 EPOCHS, BATCH, EMBED, HIDDEN, SEED = 30, 16, 64, 64, 13
 RECURRENT = "recurrent"  # the SUT spec of the bundled system: recurrent[:TRAINING_FILE]
+TOOLS = "openai-tools"  # the SUT spec of an endpoint asked with tool calls: openai-tools[:MODEL][@FILE] (nlu_tools)
 SAMPLE_NLU = Path(__file__).resolve().parents[2] / "data" / "sample_nlu.json"  # what it trains on by default
 RECURRENT_VERSION = "gru-1"  # changes the file name of the kept model when the network or its training changes
 

@@ -53,11 +53,7 @@ class ChatSUT(SUT):
         self._lock = threading.Lock()
 
     def extra_config(self) -> dict:
-        url = self.chat_config.base_url
-        if url:  # user:password@ never goes into the fingerprint or the store
-            parts = urlsplit(url)
-            url = urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))
-        return {"base_url": url}
+        return {"base_url": public_url(self.chat_config.base_url)}
 
     def answer(self, conversation: Conversation) -> str:
         messages = conversation.messages(self.settings.system_prompt)
@@ -134,6 +130,14 @@ class ChatSUT(SUT):
             self._idle.clear()
 
 
+def public_url(url: str | None) -> str | None:
+    """A base URL without its user:password@: what goes into a fingerprint or the store."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))
+
+
 def _shared_length(a: list, b: list) -> int:
     """How many leading prompt tokens two prompt_logprobs lists share (by token id; the first has none in either)."""
     n = 0
@@ -146,17 +150,22 @@ def _shared_length(a: list, b: list) -> int:
 
 def openai_sut(model: str | None = None, env: Mapping[str, str] | None = None,
                settings: SutSettings | None = None, concurrency: int = DEFAULT_CONCURRENCY, **chat_options) -> ChatSUT:
+    return ChatSUT(openai_config(model, env, **chat_options), settings, concurrency)
+
+
+def openai_config(model: str | None = None, env: Mapping[str, str] | None = None, kind: str = "openai",
+                  **chat_options) -> ChatConfig:
+    """The OpenAI-compatible endpoint the ``MORTAR_OPENAI_*`` variables name (``kind``: the spec's, for the errors)."""
     env = os.environ if env is None else env
     model = model or env.get("MORTAR_OPENAI_MODEL")
     if not model:
-        raise SutError("no model for the OpenAI-compatible SUT: set MORTAR_OPENAI_MODEL or name it (openai:MODEL)")
+        raise SutError(f"no model for the OpenAI-compatible SUT: set MORTAR_OPENAI_MODEL or name it ({kind}:MODEL)")
     base_url = env.get("MORTAR_OPENAI_BASE_URL") or env.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL
     key = env.get("MORTAR_OPENAI_API_KEY") or env.get("OPENAI_API_KEY") or ""
     if base_url == DEFAULT_OPENAI_BASE_URL and not key:
         raise SutError("the OpenAI API needs a key: set MORTAR_OPENAI_API_KEY or OPENAI_API_KEY "
                        "(or MORTAR_OPENAI_BASE_URL for another OpenAI-compatible server)")
-    config = ChatConfig(provider=OPENAI, model=model, base_url=base_url, api_key=key, **chat_options)
-    return ChatSUT(config, settings, concurrency)
+    return ChatConfig(provider=OPENAI, model=model, base_url=base_url, api_key=key, **chat_options)
 
 
 def groq_sut(model: str | None = None, env: Mapping[str, str] | None = None,
