@@ -14,7 +14,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler
 
-from loopback import send_json, serve  # a sibling module: the server runs as a script
+from loopback import read_logged, send_json, serve  # a sibling module: the server runs as a script
 
 
 def main() -> None:
@@ -44,10 +44,7 @@ def main() -> None:
         protocol_version = "HTTP/1.1"
 
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            with lock:
-                with open(args.log, "a", encoding="utf-8") as log:
-                    log.write(json.dumps(body) + "\n")
+            body = read_logged(self, args.log, lock)
             send_json(self, 200, {"choices": [{"index": 0, "message": {
                 "role": "assistant", "content": reply(body["messages"])}}]})
 

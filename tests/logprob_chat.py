@@ -21,14 +21,13 @@ Every request body is appended to ``--log`` as one JSON line. It prints ``servin
 
 import argparse
 import functools
-import json
 import sys
 import threading
 import zlib
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from loopback import send_json, serve  # a sibling module: the server runs as a script
+from loopback import read_logged, send_json, serve  # a sibling module: the server runs as a script
 
 MODELS = ("vllm-chat", "old-template-chat", "plain-chat", "smollm2")
 IN_SYSTEM, ELSEWHERE = -0.5, -3.0
@@ -100,10 +99,7 @@ def main() -> None:
             self.send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in MODELS]})
 
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            with lock:
-                with open(args.log, "a", encoding="utf-8") as log:
-                    log.write(json.dumps(body) + "\n")
+            body = read_logged(self, args.log, lock)
             if self.path != "/v1/chat/completions":
                 return self.send(404, {"error": {"message": f"no route {self.path}"}})
             if body.get("model") not in MODELS:

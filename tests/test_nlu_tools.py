@@ -3,9 +3,6 @@ server in a separate process on loopback (tests/toolcall_chat.py): the tool it c
 are the slots, mapped back to BIO tags over the utterance's words."""
 
 import json
-import subprocess
-import sys
-from types import SimpleNamespace
 
 import pytest
 
@@ -18,6 +15,7 @@ from mortar.sut.nlu import prediction_of, slot_spans
 from mortar.sut.nlu_tools import SYSTEM_MESSAGE, ToolCallNLU, schema_of, tags_of
 from mortar.sut.remote import openai_config
 from tests.conftest import ROOT
+from tests.loopback import started
 
 SAMPLE = ROOT / "data" / "sample_nlu.json"
 SCHEMA = schema_of(load_dataset(SAMPLE).seeds)
@@ -42,17 +40,9 @@ def gold_script() -> dict:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("toolcall-chat")
-    log, script = folder / "requests.jsonl", folder / "script.json"
-    log.touch()
+    script = folder / "script.json"
     script.write_text(json.dumps({**gold_script(), **SCRIPT}))
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "toolcall_chat.py"), "--log", str(log),
-                             "--script", str(script)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True)
-    line = proc.stdout.readline()
-    assert line.startswith("serving at http://127.0.0.1:"), line
-    yield SimpleNamespace(url=line.split(" at ")[1].strip(), log=log)
-    proc.terminate()
-    proc.wait(timeout=10)
+    yield from started(ROOT / "tests" / "toolcall_chat.py", folder / "requests.jsonl", "--script", str(script))
 
 
 def requests(server) -> list[dict]:

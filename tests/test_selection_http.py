@@ -3,9 +3,6 @@ against a real chat server in a separate process on loopback (tests/logprob_chat
 there is -0.5 when its word occurs in the system prompt, else -3.0."""
 
 import json
-import subprocess
-import sys
-from types import SimpleNamespace
 
 import pytest
 
@@ -16,6 +13,7 @@ from mortar.selection import gold_rank, score_candidates, select
 from mortar.sut import LOGPROBS, SCORES, WEIGHTS, Conversation, SutError, Turn, make_sut
 from mortar.sut.local import LocalSUT
 from tests.conftest import ROOT
+from tests.loopback import started
 
 STORY = "Maya keeps bees on the roof of her bakery."
 CONVERSATION = Conversation(STORY, (Turn("Hi! What do you do?", "I bake bread."),), "Any pets?")
@@ -27,16 +25,7 @@ BY_HAND = [-3.0, -0.5, (-0.5 - 0.5 - 3.0) / 3]
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("logprob-chat")
-    log = folder / "requests.jsonl"
-    log.touch()
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "logprob_chat.py"), "--log", str(log)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = proc.stdout.readline()
-    assert line.startswith("serving at http://127.0.0.1:"), line
-    yield SimpleNamespace(url=line.split(" at ")[1].strip(), log=log)
-    proc.terminate()
-    proc.wait(timeout=10)
+    yield from started(ROOT / "tests" / "logprob_chat.py", tmp_path_factory.mktemp("logprob-chat") / "requests.jsonl")
 
 
 def requests(server) -> list[dict]:

@@ -21,7 +21,7 @@ import re
 import threading
 from http.server import BaseHTTPRequestHandler
 
-from loopback import send_json, serve  # a sibling module: the server runs as a script
+from loopback import read_logged, send_json, serve  # a sibling module: the server runs as a script
 
 
 def name_words(name: str) -> set[str]:
@@ -49,10 +49,7 @@ def main() -> None:
         protocol_version = "HTTP/1.1"
 
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            with lock:
-                with open(args.log, "a", encoding="utf-8") as log:
-                    log.write(json.dumps(body) + "\n")
+            body = read_logged(self, args.log, lock)
             if self.path != "/v1/chat/completions":
                 return send_json(self, 404, {"error": {"message": f"no route {self.path}"}})
             utterance = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
