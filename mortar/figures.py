@@ -79,9 +79,25 @@ def table_figures(report: dict) -> list[tuple[str, go.Figure]]:
             title="DialTest: share of violated checks per operator")))
     if "guidance" in by_key:
         figures.append(("guidance", _guidance(by_key["guidance"])))
+    if report.get("guidance_curves"):
+        figures.append(("guidance-curve", found_curves(
+            report["guidance_curves"], "Bugs found against SUT calls spent, per guide", "SUT calls (evaluated mutants)")))
+    if report.get("order_curves"):
+        figures.append(("budget-orders", found_curves(
+            report["order_curves"], "Bugs found against test cases executed: guided order and random, same budget",
+            "test cases executed")))
     if not by_key.get("similarity", pd.DataFrame()).empty:
         figures.append(("similarity", similarity(by_key["similarity"])))
     return figures
+
+
+def found_curves(curves: dict[str, list[tuple[int, int]]], title: str, x_title: str) -> go.Figure:
+    """Cumulative bugs found as tests run, one line per guide or order (``guide.prioritise.at_equal_calls``)."""
+    fig = go.Figure([go.Scatter(x=[x for x, _ in points], y=[y for _, y in points], name=name, mode="lines",
+                                line_shape="hv", line_color=("#b5452b", "#8c8479", "#4c78a8")[k % 3])
+                     for k, (name, points) in enumerate(curves.items())])
+    fig.update_layout(height=380, title=title, xaxis_title=x_title, yaxis_title="bugs found")
+    return fig
 
 
 def similarity(spread: pd.DataFrame) -> go.Figure:

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from mortar.dataset import Seed, TestCase
 from mortar.methods import method_of_case
+from mortar.methods.dialtest_nlu import is_nlu, reference_checks
 from mortar.relations import RELATIONS, Check, Judging, references, unstable_rounds
 from mortar.verdict import ECVerdict
 from mortar.vocab import L1, L2, L3, ORIG, RBT
@@ -35,7 +36,9 @@ def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECV
         refs = references(seed, orig, answers)
         # an oracle that reads the story gets this seed's ('the younger brother' is the gold 'Tom' when it says so)
         seed_oracle = oracle.for_story(seed.story) if hasattr(oracle, "for_story") else oracle
-        rbt = RELATIONS[RBT].judge(Judging(seed, orig, verdicts, answers, seed_oracle, threshold, refs))
+        # an intent/slot seed has labels, not answers: its reference-based testing reads the predictions
+        rbt_judge = reference_checks if is_nlu(seed) else RELATIONS[RBT].judge
+        rbt = rbt_judge(Judging(seed, orig, verdicts, answers, seed_oracle, threshold, refs))
         judged: list[Check] = []
         by_method: dict = {}
         for case in seed_cases:

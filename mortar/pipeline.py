@@ -23,7 +23,7 @@ from mortar.confirm import confirm
 from mortar.context import check_case
 from mortar.dataset import Dataset, TestCase, limited
 from mortar.execute import execute
-from mortar.guide.prioritise import GINI_ORDER, INITIAL, case_scores, initial_order, order_by_scores
+from mortar.guide.prioritise import GINI_ORDER, INITIAL, RANDOM_ORDER, case_scores, initial_order, order_by_scores
 from mortar.judge import judge
 from mortar.kg.model import DialogueGraph, ExtractionError
 from mortar.methods import Answered, Made, Making, method_kinds, methods
@@ -247,16 +247,20 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     seeds, cases, verdicts, failed, made = suite or make_test_cases(dataset, config, db, extractor, progress, oracle,
                                                                     full.seeds, sut)
     notes = tuple(n for m in made for n in m.notes)
+    ran_orders = {}
     if config.budget:
-        cases, note = _budgeted(config, dataset, seeds, cases, sut, db, progress)
+        cases, note, ran_orders = _budgeted(config, dataset, seeds, cases, sut, db, progress)
         notes += (note,)
     records = {name: m.record for name, m in zip([n for n in methods() if n in config.methods], made) if m.record}
     stored = {**key, "failed_seeds": failed, "run_config": config.to_json(), **({"made": records} if records else {})}
     _store_run(db, run_id, "run", dataset, config.run_seed, stored, cases, verdicts, "running")
     mutants = [row for m in made for row in m.mutants]
-    if mutants:
+    if mutants or ran_orders:
         with store.connect(db) as con:
-            store.write_mutants(con, run_id, mutants)
+            if mutants:
+                store.write_mutants(con, run_id, mutants)
+            for by, ranked in ran_orders.items():  # what a budgeted run compares at equal calls
+                store.write_priorities(con, run_id, by, ranked)
     try:
         # 2. the SUT answers every round; answers are stored as they come and read back on a re-run
         cache = StoreCache(db)
@@ -284,7 +288,8 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
             store.write_run_status(con, run_id, "interrupted")
         raise
     unknown = {(s.id, r.turn_id) for s in seeds for r in s.rounds if r.is_unknown}
-    figures = report(checks, cases, verdicts, selections, mutants, unknown=unknown, made=records)
+    figures = report(checks, cases, verdicts, selections, mutants, unknown=unknown, made=records,
+                     budget_orders={by: [t for t, _ in ranked] for by, ranked in ran_orders.items()})
     with store.connect(db) as con:
         con.begin()
         store.write_outputs(con, run_id, _round_rows(cases, answers, checks))
@@ -298,25 +303,33 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     return RunResult(run_id, figures["metrics"], failed, errored, threshold, notes)
 
 
-def _budgeted(config: RunConfig, dataset: Dataset, seeds, cases, sut, db, progress) -> tuple[list[TestCase], str]:
-    """ORIG and the first ``config.budget`` test cases in ``config.order`` (mortar.guide.prioritise)."""
+def _budgeted(config: RunConfig, dataset: Dataset, seeds, cases, sut, db, progress
+              ) -> tuple[list[TestCase], str, dict[str, list[tuple[str, float | None]]]]:
+    """ORIG and the first ``config.budget`` test cases in ``config.order`` (mortar.guide.prioritise) and, for a
+    guided order, the first ``config.budget`` of a random order as its baseline at equal calls; the orders that ran
+    (name → its first test cases with their scores), to store."""
     initial = initial_order(cases, method_kinds())
     if config.order == INITIAL:
-        chosen = initial
-    else:
-        orig_answers = {}
-        if config.order == GINI_ORDER:  # the SUT's uncertainty on the seed questions: their answers first
-            orig = [c for c in cases if c.perturbation == ORIG]
-            answered = execute(seeds, orig, sut, StoreCache(db), progress=_stage(progress, "answering ORIG"))
-            orig_answers = {c.seed_id: [answered[(c.test_case_id, p)].text for p in range(1, len(c.source_rounds) + 1)]
-                            for c in orig}
-        scores, _ = case_scores(config.order, cases, seeds, sut, dataset.sha256, StoreCache(db), config.run_seed,
-                                orig_answers,
+        keep = {c.test_case_id for c in initial[:config.budget]}
+        kept = [c for c in cases if c.perturbation == ORIG or c.test_case_id in keep]
+        return kept, f"budget: the first {len(keep)} of {len(initial)} test cases in {INITIAL} order (and ORIG)", {}
+    orig_answers = {}
+    if config.order == GINI_ORDER:  # the SUT's uncertainty on the seed questions: their answers first
+        orig = [c for c in cases if c.perturbation == ORIG]
+        answered = execute(seeds, orig, sut, StoreCache(db), progress=_stage(progress, "answering ORIG"))
+        orig_answers = {c.seed_id: [answered[(c.test_case_id, p)].text for p in range(1, len(c.source_rounds) + 1)]
+                        for c in orig}
+    ran = {}
+    for by in dict.fromkeys((config.order, RANDOM_ORDER)):
+        scores, _ = case_scores(by, cases, seeds, sut, dataset.sha256, StoreCache(db), config.run_seed, orig_answers,
                                 progress=progress)
-        chosen = order_by_scores(initial, scores)
-    keep = {c.test_case_id for c in chosen[:config.budget]}
+        ran[by] = [(c.test_case_id, scores.get(c.test_case_id))
+                   for c in order_by_scores(initial, scores)[:config.budget]]
+    keep = {t for order in ran.values() for t, _ in order}
     kept = [c for c in cases if c.perturbation == ORIG or c.test_case_id in keep]
-    return kept, f"budget: the first {len(keep)} of {len(initial)} test cases in {config.order} order (and ORIG)"
+    baseline = f" and, as its baseline, of a random order ({len(keep)} in all)" if config.order != RANDOM_ORDER else ""
+    return kept, (f"budget: the first {config.budget} of {len(initial)} test cases in {config.order} order{baseline} "
+                  f"(and ORIG)"), ran
 
 
 def _after_answers(config, seeds, cases, answers, sut, pool, oracle, threshold, db, run_id, progress) -> dict:

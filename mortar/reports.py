@@ -9,7 +9,7 @@ from collections import Counter
 import pandas as pd
 
 from mortar import store
-from mortar.guide.prioritise import evaluation
+from mortar.guide.prioritise import at_equal_calls, evaluation, faults_of
 from mortar.methods import Table, method_kinds, method_label_of, methods
 from mortar.metrics import (is_missing, calibration_set, coefficient_of_variation, cohen_kappa, guidance_summary, level_counts,
                             method_summary, oracle_vs_humans, overlap, persona_paper_table, selection_summary, similarity_distribution, uniqueness,
@@ -121,13 +121,15 @@ def run_calibration_set(con, run_id: str) -> list[dict]:
 
 
 def report(checks, cases, verdicts, selections: dict | None = None, mutants: list[dict] | None = None,
-           final_labels=None, label_scores=None, unknown: set | None = None, made: dict | None = None) -> dict:
+           final_labels=None, label_scores=None, unknown: set | None = None, made: dict | None = None,
+           budget_orders: dict[str, list[str]] | None = None) -> dict:
     """Everything ``mortar report`` and the dashboard show for a run: the headline metrics, each method's
     own tables, response selection and guided generation when they ran, with two or more methods the
     unique bugs and the overlap of seed questions, and with labels (``store.final_labels`` and
     ``store.read_labels`` of the run) the precision of the labelled detections (:func:`precision`).
     ``unknown``: (seed_id, turn_id) of the rounds whose gold answer is "unknown" (Table VI); ``made``: method name →
-    what its make_cases recorded (the stored configuration's ``made``: METAL's and DialTest's mutation gate counts)."""
+    what its make_cases recorded (the stored configuration's ``made``: METAL's and DialTest's mutation gate counts);
+    ``budget_orders``: a run with ``--budget N --order X``: X's first N test cases and the random baseline's."""
     ran = methods_in(cases)
     labelled_checks = checks
     unstable = [c for c in checks if c.violated and c.unstable]
@@ -159,10 +161,22 @@ def report(checks, cases, verdicts, selections: dict | None = None, mutants: lis
             "rate; response selection: how often the first-ranked candidate changed against the seed, and the gold "
             "reply's hits@1 and MRR among the candidates.", persona_paper_table(checks, selections))
     if mutants:
+        rows, result["guidance_curves"] = mutant_calls(checks, mutants)
+        apfd = {row["order"]: row["APFD"] for row in rows}
         add("guidance", "Gini-guided generation against random transformation at the same budget",
             "Each evaluated mutant costs one SUT call. Gini: DialTest's Algorithm 1 keeps a mutant whose answer's "
             "Gini impurity rises by more than τ and goes on from it; random: random transformations of the seed "
-            "question, all kept. Bugs: violations of the kept mutants' relations.", guidance_summary(checks, mutants))
+            "question, all kept. Bugs: violations of the kept mutants' relations. APFD: how early the search found "
+            "them (the area under bugs found against SUT calls spent; 1 = all at the first call).",
+            [{**row, "APFD": apfd.get(row["guide"], float("nan"))} for row in guidance_summary(checks, mutants)])
+    if budget_orders:
+        calls = {c.test_case_id: len(c.source_rounds) for c in cases}
+        rows, result["order_curves"] = at_equal_calls(budget_orders, faults_of(checks, cases), calls)
+        add("budget_orders", "Guided order against random at equal calls: the first N test cases of each",
+            "The run executed the first N test cases of the guided order (--order) and, as its baseline, the first N "
+            "of a random order (ORIG always runs). Bugs: detections all of whose test cases are among an order's; "
+            "SUT calls: the rounds its test cases ask (a shared prefix is asked once, so fewer are made); APFD over "
+            "its own N test cases.", rows)
     if unstable:
         add("unstable", "Detections on unstable seed questions (reported apart)",
             "ORIG was answered more than once (--orig-repeats) and the answers to these seed questions disagree "
@@ -194,6 +208,18 @@ def report(checks, cases, verdicts, selections: dict | None = None, mutants: lis
     return result
 
 
+def mutant_calls(checks, mutants: list[dict]) -> tuple[list[dict], dict]:
+    """Each guide's evaluated mutants in the order the search asked them, compared at equal SUT calls (one a
+    mutant): ``at_equal_calls``'s rows and curves."""
+    orders: dict[str, list[str]] = {}
+    for m in sorted(mutants, key=lambda m: (m["step"], m["seed_id"], m["source_round"])):
+        orders.setdefault(m["guide"], []).append(m["test_case_id"])
+    kept = {m["test_case_id"] for m in mutants if m["kept"]}
+    faults = [frozenset(t for t in c.test_case_ids if t in kept) for c in checks
+              if c.violated and kept & set(c.test_case_ids)]
+    return at_equal_calls(dict(sorted(orders.items())), faults)
+
+
 def metric_rows(report: dict) -> list[dict]:
     """The headline metrics, and with two or more methods the uniqueness and overlap, with labels the precision
     (method ``all`` for the whole run, ``MT`` …, ``relation MR1`` …, ``perturbation DRS`` …), as
@@ -208,6 +234,8 @@ def metric_rows(report: dict) -> list[dict]:
              for row in report.get("selection", ()) for k, v in row.items() if k != "version"]
     rows += [{"method": f"guide {row['guide']}", "metric": k, "value": v}
              for row in report.get("guidance", ()) for k, v in row.items() if k != "guide"]
+    rows += [{"method": f"order {row['order']}", "metric": k, "value": v}
+             for row in report.get("budget_orders", ()) for k, v in row.items() if k != "order"]
     rows += [{"method": f"{apart} {row['relation']}", "metric": k, "value": row[k]}
              for apart in ("unstable", "flaky") for row in report.get(apart, ()) for k in ("detections", "seed_questions")]
     rows += [{"method": f"no answer {row['relation']}", "metric": "no_answer_pairs", "value": row["no_answer_pairs"]}
@@ -229,7 +257,14 @@ def run_report(con, run_id: str) -> dict:
     cases, verdicts = store.read_cases_and_verdicts(con, run_id)
     return report(store.read_checks(con, run_id), cases, verdicts, store.read_selections(con, run_id),
                   store.read_mutants(con, run_id), store.final_labels(con, run_id), store.read_labels(con, run_id),
-                  store.unknown_rounds(con, run_id), store.run_config(con, run_id).get("made", {}))
+                  store.unknown_rounds(con, run_id), store.run_config(con, run_id).get("made", {}),
+                  budget_orders(con, run_id))
+
+
+def budget_orders(con, run_id: str) -> dict[str, list[str]]:
+    """The orders a run with ``--budget N --order X`` executed (X's first N and the random baseline's), else {}."""
+    budget = store.run_config(con, run_id).get("budget")
+    return {name: order[:budget["n"]] for name, order in store.read_priorities(con, run_id).items()} if budget else {}
 
 
 def prioritisation(con, run_id: str) -> dict:
@@ -237,6 +272,8 @@ def prioritisation(con, run_id: str) -> dict:
     for random orders the sd) and its curve of bugs found against the share of the suite executed. Empty when
     no order is stored or the run has no results."""
     orders = store.read_priorities(con, run_id)
+    if budget_orders(con, run_id):
+        return {}  # a budgeted run executed only the orders' first N: its own table compares them at equal calls
     checks = store.read_checks(con, run_id) if orders else []
     if not checks:
         return {}

@@ -10,6 +10,8 @@ import pytest
 from mortar import store
 from mortar.cli import main
 from mortar.config import RunConfig, run_sut_spec
+from mortar.formats import load_dataset
+from mortar.guide.gini import gini_impurity
 from mortar.methods.dialtest_nlu import keeps_slot_words
 from mortar.sut.nlu import answer_json, prediction_of, Prediction
 
@@ -57,10 +59,16 @@ def test_the_run_judges_predictions_against_gold_and_against_the_seed(nlu_run):
     by_relation = {}
     for c in checks:
         by_relation.setdefault(c.relation, []).append(c)
-    assert {"INTENT", "SLOTS", "DT-INTENT", "DT-SLOTS"} <= set(by_relation)
+    assert {"RBT", "INTENT", "SLOTS", "DT-INTENT", "DT-SLOTS"} <= set(by_relation)
     assert not {"DT-REF", "DT-INV"} & set(by_relation)  # answers in words are not compared on predictions
-    seed_rounds = [c for c in by_relation["INTENT"] if c.perturbations == ("ORIG",)]
-    assert seed_rounds and all(c.violated == (c.text_a != c.text_b) for c in by_relation["INTENT"])
+    # the seed utterances are RBT's, every one of the 12 dialogues' (not only those that got a transformation)
+    utterances = sum(len(d.rounds) for d in load_dataset(SAMPLE).seeds[:12])
+    assert len(by_relation["RBT"]) == utterances and {c.perturbations for c in by_relation["RBT"]} == {("ORIG",)}
+    for c in by_relation["RBT"]:
+        said, gold = json.loads(c.text_a), json.loads(c.text_b)
+        assert c.violated == (said != gold) and (c.similarity == 0.0 or said["intent"] == gold["intent"])
+    assert all(c.perturbations != ("ORIG",) for name in ("INTENT", "SLOTS") for c in by_relation[name])
+    assert all(c.violated == (c.text_a != c.text_b) for c in by_relation["INTENT"])
     for c in by_relation["DT-SLOTS"]:
         assert c.violated == (json.loads(c.text_a) != json.loads(c.text_b))
 
@@ -71,3 +79,25 @@ def test_the_report_shows_accuracy_and_f1_per_operator(nlu_run, capsys):
     out = capsys.readouterr().out
     assert "DialTest on intents and slots" in out and "intent accuracy" in out and "slot F1" in out
     assert "SUT recurrent-" in out
+
+
+def test_gini_guidance_reads_the_classifier_s_intent_distribution(tmp_path, monkeypatch):
+    """DialTest's DeepGini on its own task: the impurity of the intent probabilities the system answers with, and
+    the guided search compared with random transformation at the same budget."""
+    monkeypatch.setenv("MORTAR_MODELS", str(tmp_path / "models"))
+    db = tmp_path / "gini.duckdb"
+    assert main(["run", "--dataset", str(SAMPLE), "--method", "dialtest", "--limit", "6", "--gini-budget", "3",
+                 "--db", str(db)]) == 0
+    with store.connect(db, read_only=True) as con:
+        run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
+        mutants = store.read_mutants(con, run_id)
+    assert {m["guide"] for m in mutants} == {"gini", "random"}
+    for m in mutants:
+        expected = gini_impurity(list(prediction_of(m["answer"]).probabilities.values()))
+        assert m["gini"] == pytest.approx(expected, abs=1e-5)
+    # a kept Gini mutant's impurity rose above its parent's by more than τ (0 by default)
+    assert all(m["gini"] > m["parent_gini"] for m in mutants if m["guide"] == "gini" and m["kept"])
+    seeds = {s.id: s for s in load_dataset(SAMPLE).seeds}
+    for m in mutants:  # no mutant changed a slot word
+        r = seeds[m["seed_id"]].round(m["source_round"])
+        assert keeps_slot_words(r.question, r.tags, m["question"])

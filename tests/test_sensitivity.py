@@ -139,6 +139,18 @@ def test_apfd_curve_and_the_ideal_order():
     assert measured["random"]["apfd"] <= p.apfd(ideal, faults) and measured["random"]["sd"] > 0
 
 
+def test_orders_compared_at_equal_calls_count_the_bugs_each_found():
+    faults = [frozenset({"b"}), frozenset({"b"}), frozenset({"c", "d"}), frozenset({"x"})]
+    rows, curves = p.at_equal_calls({"guided": ["b", "c", "d"], "random": ["a", "d", "e"]}, faults,
+                                    {"b": 2, "c": 1, "d": 3, "a": 1, "e": 1})
+    guided, random_ = rows
+    assert (guided["bugs"], guided["sut_calls"], guided["test_cases"]) == (3, 6, 3)
+    assert guided["bugs_per_test_case"] == pytest.approx(1.0) and guided["bugs_per_sut_call"] == pytest.approx(0.5)
+    assert guided["APFD"] == pytest.approx(1 - (1 + 1 + 3) / 9 + 1 / 6)
+    assert (random_["bugs"], random_["sut_calls"]) == (0, 5) and random_["APFD"] != random_["APFD"]  # nan: none
+    assert curves == {"guided": [(0, 0), (1, 2), (2, 2), (3, 3)], "random": [(0, 0), (1, 0), (2, 0), (3, 0)]}
+
+
 def test_white_box_options_need_a_local_model(tmp_path, capsys, monkeypatch):
     from tests.conftest import SAMPLE
 
@@ -187,8 +199,13 @@ def test_prioritise_a_completed_run_and_measure_it(small_run, capsys):
 def test_a_run_with_a_budget_executes_the_first_cases_in_the_order(small_run, tmp_path):
     from dataclasses import replace
 
-    from mortar import store
+    from mortar import reports, store
+    from mortar.guide.prioritise import faults_of
     from mortar.pipeline import run
+
+    def store_checks(db, run_id):
+        with store.connect(db, read_only=True) as con:
+            return store.read_checks(con, run_id)
 
     first, db, config = small_run
     assert main(["prioritise", first.run_id, "--by", "gri", "--db", str(db)]) == 0
@@ -196,10 +213,20 @@ def test_a_run_with_a_budget_executes_the_first_cases_in_the_order(small_run, tm
     with store.connect(db, read_only=True) as con:
         cases, _ = store.read_cases_and_verdicts(con, budgeted.run_id)
         gri_order = store.read_priorities(con, small_run[0].run_id)["gri"]
-    chosen = [c.test_case_id for c in cases if c.perturbation != ORIG]
-    assert len(chosen) == 4 and any(c.perturbation == ORIG for c in cases)
-    assert sorted(chosen) == sorted(gri_order[:4])  # the same scores, stored for the SUT, give the same order
-    assert any("budget: the first 4" in n for n in budgeted.notes)
+        ran = store.read_priorities(con, budgeted.run_id)
+        report = reports.run_report(con, budgeted.run_id)
+    chosen = {c.test_case_id for c in cases if c.perturbation != ORIG}
+    assert any(c.perturbation == ORIG for c in cases)
+    assert ran["gri"] == gri_order[:4]  # the same scores, stored for the SUT, give the same order
+    # the random baseline's first 4 ran too: both orders are compared at equal calls
+    assert set(ran) == {"gri", "random"} and len(ran["random"]) == 4 and chosen == set(ran["gri"]) | set(ran["random"])
+    assert any("budget: the first 4" in n and "random order" in n for n in budgeted.notes)
+    rows = {row["order"]: row for row in report["budget_orders"]}
+    faults = [f for f in faults_of(store_checks(db, budgeted.run_id), cases)]
+    for name, order in ran.items():
+        found = [f for f in faults if f <= set(order)]
+        assert rows[name]["test_cases"] == 4 and rows[name]["bugs"] == len(found)
+        assert report["order_curves"][name][-1] == (4, len(found))
 
 
 def test_the_dashboard_plots_the_orders_and_shows_what_an_answer_leans_on(small_run, monkeypatch):

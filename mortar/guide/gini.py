@@ -10,6 +10,8 @@ impurity is the mean over the distributions that chose its tokens (and the end o
 - HTTP SUTs: from the ``logprobs`` the service returns with the answer (its ``top_logprobs`` most likely
   tokens per place; the rest of the mass is unseen, so the impurity is slightly overestimated); a
   service that returns none makes the guidance unavailable.
+- Intent/slot systems (``mortar.sut.nlu``): the impurity of the intent distribution the classifier answers with,
+  DeepGini exactly as DialTest uses it.
 
 Algorithm 1 (DialTest): start from the seed question; apply a random transformation to the current
 test; keep the mutant, and continue from it, when its impurity rises above the current one's by more
@@ -32,6 +34,7 @@ from mortar.execute import execute
 from mortar.errors import InputError
 from mortar.sut.base import LOGPROBS, SUT, WEIGHTS, Conversation, SutError, Turn
 from mortar.sut.likelihood import reply_logprobs
+from mortar.sut.nlu import NLUSUT, prediction_of
 from mortar.vocab import GINI, RANDOM
 
 
@@ -84,12 +87,25 @@ def score_cases(seeds: list[Seed], cases: list[TestCase], orig_answers: dict, su
     ``orig_answers``: (seed_id, position) → the SUT's answer to the seed's question there (its ORIG case),
     which give every case its history."""
     cache = cache or NoCache()
+    if isinstance(sut, NLUSUT):  # a classifier: DeepGini of its intent distribution, as DialTest defines it
+        return _score_classifier(seeds, cases, sut, cache, progress)
     if WEIGHTS in sut.capabilities:  # the executor measures the impurity while decoding
         return _score_local(seeds, cases, sut, cache, progress)
     if LOGPROBS in sut.capabilities:
         return _score_http(seeds, cases, orig_answers, sut, cache)
     raise GiniUnavailable(f"Gini guidance needs a local model's or an HTTP service's token probabilities; "
                           f"{sut.backend or type(sut).__name__} gives none")
+
+
+def _score_classifier(seeds, cases, sut, cache, progress) -> dict[str, Scored]:
+    answers = execute(seeds, cases, sut, cache, progress=progress)
+    scored = {}
+    for case in cases:
+        out = answers.get((case.test_case_id, len(case.source_rounds)))
+        predicted = prediction_of(out.text) if out is not None else None
+        scored[case.test_case_id] = Scored(None, None, out.error if out else "not asked") if predicted is None else \
+            Scored(out.text, gini_impurity(list(predicted.probabilities.values())))
+    return scored
 
 
 def _score_local(seeds, cases, sut, cache, progress) -> dict[str, Scored]:

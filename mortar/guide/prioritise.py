@@ -121,6 +121,25 @@ def curve(order: list[str], faults: list[frozenset[str]]) -> list[tuple[float, f
     return points
 
 
+def at_equal_calls(orders: dict[str, list[str]], faults: list[frozenset[str]], calls: dict[str, int] | None = None
+                   ) -> tuple[list[dict], dict[str, list[tuple[int, int]]]]:
+    """Guided orders against each other at the SUT calls they spent (the white-box thesis' success rate and its
+    figure). ``orders``: name → the test cases (or evaluated mutants) it ran, in order; ``calls``: test case → SUT
+    calls it cost (one each when not given). Per order a row — test cases, SUT calls, bugs (faults all of whose
+    test cases it ran), bugs per test case and per SUT call, APFD over its own test cases — and the curve of bugs
+    found against test cases executed, from (0, 0)."""
+    rows, curves = [], {}
+    for name, order in orders.items():
+        found = sorted(revealed_at(order, faults))
+        spent = sum((calls or {}).get(t, 1) for t in order)
+        rows.append({"order": name, "test_cases": len(order), "sut_calls": spent, "bugs": len(found),
+                     "bugs_per_test_case": len(found) / len(order) if order else float("nan"),
+                     "bugs_per_sut_call": len(found) / spent if spent else float("nan"),
+                     "APFD": apfd(order, faults)})
+        curves[name] = [(0, 0)] + [(i, sum(f <= i for f in found)) for i in range(1, len(order) + 1)]
+    return rows, curves
+
+
 def faults_of(checks, cases: list[TestCase]) -> list[frozenset[str]]:
     """The ordered test cases each detection needs (ORIG left out: it always runs)."""
     kept = {c.test_case_id for c in ordered(cases)}

@@ -4,8 +4,10 @@ The operators change only words outside the slots (the paper's rule: a transform
 word is reverted; back translation keeps only the intent), so the gold intent and slot values of a transformed
 utterance are those of its seed. The system answers with its prediction (``mortar.sut.nlu``). Relations:
 
-- INTENT and SLOTS (references, as the paper's Intent Acc and Slot Acc): the predicted intent is the gold one; the
-  predicted slots (type and words) are the gold ones — on the seed's utterances and on the transformed ones;
+- RBT, on the seed utterances (``reference_checks``, plain reference-based testing as on any dataset): the predicted
+  intent and slots are the gold ones;
+- INTENT and SLOTS (references, as the paper's Intent Acc and Slot Acc) on the transformed utterances: the predicted
+  intent is the gold one; the predicted slots (type and words) are the gold ones;
 - DT-INTENT and DT-SLOTS (DialTest's metamorphic relation): the transformed utterance's intent and slot values
   are those the system predicted for the seed utterance.
 """
@@ -17,7 +19,7 @@ import json
 
 from mortar.relations import Check, Judging, round_check
 from mortar.sut.nlu import prediction_of, slot_f1, slot_spans
-from mortar.vocab import BT, DT_INTENT, DT_SLOTS, INTENT, ORIG, SLOTS
+from mortar.vocab import BT, DT_INTENT, DT_SLOTS, GINI, INTENT, ORIG, RBT, SLOTS
 
 
 def is_nlu(seed) -> bool:
@@ -38,33 +40,51 @@ def _spans(text: str, tags) -> list[list[str]]:
     return sorted([slot, value] for slot, value in slot_spans(tuple(tags), text.split()))
 
 
-def _asked(j: Judging, every_orig_round: bool):
-    """(case, position, the gold round, the prediction there) of the seed's utterances and the transformed ones."""
-    cases = [*j.orig_cases, *j.cases] if every_orig_round else j.cases
-    for case in cases:
-        positions = range(1, len(case.source_rounds) + 1) if case.perturbation == ORIG else [len(case.source_rounds)]
-        for pos in positions:
-            gold = j.seed.round(case.source_rounds[pos - 1])
-            predicted = prediction_of(j.answer(case, pos))
-            if predicted is not None and gold.intent:
-                yield case, pos, gold, predicted
+def _asked(j: Judging):
+    """(case, position, the gold round, the prediction there) of the transformed utterances."""
+    for case in j.cases:
+        pos = len(case.source_rounds)
+        gold = j.seed.round(case.source_rounds[pos - 1])
+        predicted = prediction_of(j.answer(case, pos))
+        if predicted is not None and gold.intent:
+            yield case, pos, gold, predicted
+
+
+def reference_checks(j: Judging) -> list[Check]:
+    """RBT on an intent/slot seed (``j.cases``: its ORIG case): each utterance's predicted intent and slots against
+    the gold ones. The output and reference are ``{"intent", "slots"}`` as JSON; the similarity is the slot F1 where
+    the intent is right, else 0."""
+    checks = []
+    for case in j.cases:
+        for pos, source in enumerate(case.source_rounds, start=1):
+            gold, predicted = j.seed.round(source), prediction_of(j.answer(case, pos))
+            if predicted is None or not gold.intent:
+                continue
+            mine, theirs = _spans(gold.question, predicted.tags), _spans(gold.question, gold.tags)
+            score = _f1(theirs, mine) if predicted.intent == gold.intent else 0.0
+            checks.append(round_check(RBT, j.seed.id, source, case, pos,
+                                      json.dumps({"intent": predicted.intent, "slots": mine}),
+                                      json.dumps({"intent": gold.intent, "slots": theirs}), score, True,
+                                      predicted.intent != gold.intent or mine != theirs, perturbation=ORIG))
+    return checks
 
 
 def intent_references(j: Judging) -> list[Check]:
-    """INTENT on every asked utterance: the seed's (ORIG) and the transformed ones."""
+    """INTENT on every transformed utterance (the seed utterances' are RBT's: ``reference_checks``)."""
     if not is_nlu(j.seed):
         return []
     return [round_check(INTENT, j.seed.id, gold.turn_id, case, pos, predicted.intent, gold.intent,
                         float(predicted.intent == gold.intent), None, predicted.intent != gold.intent)
-            for case, pos, gold, predicted in _asked(j, True)]
+            for case, pos, gold, predicted in _asked(j)]
 
 
 def slot_references(j: Judging) -> list[Check]:
-    """SLOTS on every asked utterance but back translations (they rewrite slot words: only the intent is kept)."""
+    """SLOTS on every transformed utterance but back translations (they rewrite slot words: only the intent is
+    kept)."""
     if not is_nlu(j.seed):
         return []
     checks = []
-    for case, pos, gold, predicted in _asked(j, True):
+    for case, pos, gold, predicted in _asked(j):
         if case.perturbation != BT:
             mine, theirs = _spans(case.question_at(j.seed, pos), predicted.tags), _spans(gold.question, gold.tags)
             checks.append(round_check(SLOTS, j.seed.id, gold.turn_id, case, pos, json.dumps(mine), json.dumps(theirs),
@@ -86,7 +106,7 @@ def intent_unchanged(j: Judging) -> list[Check]:
     if not is_nlu(j.seed) or not j.orig_cases:
         return []
     seed_said, checks = _seed_predictions(j), []
-    for case, pos, gold, after in _asked(j, False):
+    for case, pos, gold, after in _asked(j):
         before = seed_said.get(gold.turn_id)
         if before is not None:
             checks.append(round_check(DT_INTENT, j.seed.id, gold.turn_id, case, pos, after.intent, before.intent,
@@ -99,7 +119,7 @@ def slots_unchanged(j: Judging) -> list[Check]:
     if not is_nlu(j.seed) or not j.orig_cases:
         return []
     seed_said, checks = _seed_predictions(j), []
-    for case, pos, gold, after in _asked(j, False):
+    for case, pos, gold, after in _asked(j):
         before = seed_said.get(gold.turn_id)
         if before is not None and case.perturbation != BT:
             mine, seed_slots = _spans(case.question_at(j.seed, pos), after.tags), _spans(gold.question, before.tags)
@@ -108,20 +128,34 @@ def slots_unchanged(j: Judging) -> list[Check]:
     return checks
 
 
-def accuracy_rows(checks) -> list[dict]:
-    """Per version (the seed's utterances, each operator's): utterances, intent accuracy and slot F1 against the
-    gold labels (the paper's Table 6), and the violations of DialTest's relation."""
-    versions = sorted({c.perturbations[0] for c in checks if c.relation in (INTENT, SLOTS)}, key=lambda v: (v != ORIG, v))
+def accuracy_rows(checks, cases=(), seeds: set[str] | None = None) -> list[dict]:
+    """Per version (the seed utterances, each operator's): utterances, intent accuracy and slot F1 against the gold
+    labels (the paper's Table 6), and the violations of DialTest's relation. ``seeds``: the seeds counted (a
+    dataset's test split); the Gini-guided search's kept mutants are left out (chosen to be hard, they are no
+    sample of an operator's utterances; its random baseline's are)."""
+    guided = {c.test_case_id for c in cases if c.guide == GINI}
+    mine = [c for c in checks if (seeds is None or c.seed_id in seeds) and not guided & set(c.test_case_ids)]
     rows = []
-    for version in versions:
-        intents = [c for c in checks if c.relation == INTENT and c.perturbations[0] == version]
-        slots = [c for c in checks if c.relation == SLOTS and c.perturbations[0] == version]
-        gold = [{tuple(s) for s in json.loads(c.text_b)} for c in slots]
-        predicted = [{tuple(s) for s in json.loads(c.text_a)} for c in slots]
-        changed = [c for c in checks if c.relation in (DT_INTENT, DT_SLOTS) and c.perturbations[0] == version]
-        rows.append({"version": version, "utterances": len(intents),
-                     "intent accuracy": sum(not c.violated for c in intents) / len(intents) if intents else float("nan"),
-                     "slot F1": slot_f1(gold, predicted) if slots else float("nan"),
-                     "intent changed": sum(c.violated for c in changed if c.relation == DT_INTENT),
-                     "slots changed": sum(c.violated for c in changed if c.relation == DT_SLOTS)})
+    seed_checks = [c for c in mine if c.relation == RBT and c.text_a.startswith('{"intent"')]
+    if seed_checks:
+        said = [json.loads(c.text_a) for c in seed_checks]
+        gold = [json.loads(c.text_b) for c in seed_checks]
+        rows.append(_row(ORIG, sum(a["intent"] == b["intent"] for a, b in zip(said, gold)), len(said),
+                         [{tuple(s) for s in b["slots"]} for b in gold], [{tuple(s) for s in a["slots"]} for a in said]))
+    for version in sorted({c.perturbations[0] for c in mine if c.relation in (INTENT, SLOTS)}):
+        intents = [c for c in mine if c.relation == INTENT and c.perturbations[0] == version]
+        slots = [c for c in mine if c.relation == SLOTS and c.perturbations[0] == version]
+        changed = [c for c in mine if c.relation in (DT_INTENT, DT_SLOTS) and c.perturbations[0] == version]
+        rows.append(_row(version, sum(not c.violated for c in intents), len(intents),
+                         [{tuple(s) for s in json.loads(c.text_b)} for c in slots],
+                         [{tuple(s) for s in json.loads(c.text_a)} for c in slots],
+                         sum(c.violated for c in changed if c.relation == DT_INTENT),
+                         sum(c.violated for c in changed if c.relation == DT_SLOTS)))
     return rows
+
+
+def _row(version: str, right: int, n: int, gold: list, predicted: list, intent_changed=float("nan"),
+         slots_changed=float("nan")):
+    return {"version": version, "utterances": n, "intent accuracy": right / n if n else float("nan"),
+            "slot F1": slot_f1(gold, predicted) if gold or predicted else float("nan"),
+            "intent changed": intent_changed, "slots changed": slots_changed}

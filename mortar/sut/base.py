@@ -108,11 +108,11 @@ class Completion:
 
 # What a SUT can give beyond its answers; a test method or a guide declares which of them it requires.
 WEIGHTS = "weights"  # a local model's weights: gradients, attention, the likelihood of any text (GRI, WALI, selection)
-LOGPROBS = "logprobs"  # the token log-probabilities of its own answers (DialTest's Gini guidance)
+LOGPROBS = "logprobs"  # the probabilities behind its own answers: tokens, or a classifier's labels (Gini guidance)
 SCORES = "scores"  # the likelihood of a reply it is given (response selection)
 CAPABILITY_TEXT = {WEIGHTS: "a local model's gradients, attention and token probabilities (transformers)",
-                   LOGPROBS: "the token probabilities of its answers (a local model, or an HTTP service that returns "
-                             "logprobs)",
+                   LOGPROBS: "the probabilities behind its answers (a local model, an HTTP service that returns "
+                             "logprobs, or an intent classifier's probability of every intent)",
                    SCORES: "the likelihood of a given reply (a local model, or an OpenAI-compatible server that returns "
                            "prompt log-probabilities, as vLLM does)"}
 

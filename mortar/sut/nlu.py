@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from mortar.sut.base import SUT, Conversation, SutSettings
+from mortar.sut.base import LOGPROBS, SUT, Conversation, SutSettings
 
 UNK, PAD, SEP = "<unk>", "<pad>", "<sep>"
 EPOCHS, BATCH, EMBED, HIDDEN, SEED = 30, 16, 64, 64, 13
@@ -217,6 +217,7 @@ class NLUSUT(SUT):
     the system on first use (training the bundled model takes seconds)."""
 
     backend = "nlu"
+    capabilities = frozenset({LOGPROBS})  # the probability of every intent, with each answer (DeepGini reads them)
 
     def __init__(self, name: str, load, settings: SutSettings | None = None):
         super().__init__(settings)
