@@ -405,7 +405,7 @@ def cmd_report(args) -> None:
     print(_table(pd.DataFrame(r["metrics"]).T))
     for table in r["tables"]:
         print(f"\n{table.title}")
-        print(pd.DataFrame(table.rows).to_string(index=False, **fmt))
+        print(pd.DataFrame(table.rows).to_string(index=False, na_rep="—", **fmt))
     if "uniqueness" in r:
         print(f"\n{' vs '.join(row['method'] for row in r['uniqueness'])} (Table V): unique bugs = bugs on seed "
               "questions where no other method flagged one")
@@ -488,15 +488,66 @@ def export_transformed(args) -> None:
     from mortar.pipeline import augmented_dataset, write_json
 
     if args.format not in (None, "json"):
-        raise UserError("--what transformed writes a CoQA v1.0 JSON dataset; leave out --format")
+        raise UserError("--what transformed writes the run's dataset format (CoQA v1.0 JSON for a dialogue dataset); "
+                        "leave out --format")
     with store.connect(args.db, read_only=True) as con:
         run_id = store.resolve_run_id(con, args.run_id)
+        if nlu_format(con, run_id):
+            return export_utterances(con, run_id, args.out)
         frame = store.transformed_rounds(con, run_id, methods()[DIALTEST_METHOD].perturbations)
     if frame.empty:
         raise UserError(f"run {run_id} has no DialTest test cases (run it with --method dialtest)")
     doc = augmented_dataset(frame, run_id)
     write_json(doc, args.out)
     print(f"{len(doc['data'])} transformed dialogues of run {run_id} → {args.out} (CoQA v1.0 JSON)")
+
+
+def nlu_format(con, run_id: str) -> str | None:
+    """The format of the run's dataset when it is an intent/slot one (nlu, snips, atis), else None."""
+    from mortar.augment import stored_run_config
+    from mortar.config import NLU_FORMATS
+    from mortar.formats import format_of
+
+    config = stored_run_config(con, run_id)
+    try:
+        fmt = format_of(config.dataset, config.dataset_format)
+    except (ValueError, OSError):  # a dataset that is gone or unreadable: not an intent/slot one to write
+        return None
+    return fmt if fmt in NLU_FORMATS else None
+
+
+def export_utterances(con, run_id: str, out: str) -> None:
+    """DialTest's transformed utterances of a run on an intent/slot dataset, labelled, in the dataset's format."""
+    from mortar.augment import augmented_utterances
+    from mortar.formats.nlu import write
+
+    fmt = nlu_format(con, run_id)
+    records, left_out, _ = augmented_utterances(con, run_id)
+    if not records:
+        raise UserError(f"run {run_id} has no transformed utterance to export (run it with --method dialtest)")
+    if fmt != "nlu":  # Snips and ATIS hold single utterances: the transformed one alone
+        records = [r for r in records if r["transformed"]]
+    try:
+        write(records, out, fmt)
+    except OSError as e:
+        raise UserError(f"{out}: cannot write: {e.strerror}") from None
+    n = sum(r["transformed"] for r in records)
+    print(f"{n} transformed utterances of run {run_id} → {out} ({fmt}, the dataset's format; their seed's intent, "
+          f"its slot tags on the words kept){f'; {left_out} left out (back translation: no slot tags)' if left_out else ''}")
+
+
+def cmd_retrain(args) -> None:
+    import pandas as pd
+
+    from mortar import store
+    from mortar.augment import retraining_check
+
+    with store.connect(args.db, read_only=True) as con:
+        run_id = store.resolve_run_id(con, args.run_id)
+        rows = retraining_check(con, run_id)
+    print(f"The bundled intent/slot model retrained with the transformed utterances of run {run_id}'s training "
+          "dialogues (the paper's Table 7):")
+    print(pd.DataFrame(rows).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
 
 def export_labelled_pairs(args) -> None:
@@ -867,8 +918,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "override its values")
     run.add_argument("--sut", action="append",
                      help="system under test: smollm2 (default, local), gemma3-270m, a model folder, "
-                          "openai[:MODEL] or groq[:MODEL] (keys from the environment), or module:function (a "
-                          "Python function of the chat's messages that returns the answer)")
+                          "openai[:MODEL] or groq[:MODEL] (keys from the environment), module:function (a "
+                          "Python function of the chat's messages that returns the answer), or on an intent/slot "
+                          "dataset recurrent[:FILE], openai-tools[:MODEL][@FILE] or "
+                          "hf-nlu:INTENT_FOLDER[+SLOT_FOLDER]")
     add_run_options(run)
     run.add_argument("--job", help=argparse.SUPPRESS)  # set by the dashboard for a background run
     add_gate_options(run, "--fail-on NEW")
@@ -915,6 +968,14 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
     rep.set_defaults(func=cmd_report)
 
+    ret = sub.add_parser("retrain", help="the paper's Table 7 for a DialTest run on an intent/slot dataset: the "
+                         "bundled model trained with and without the transformed utterances of the training dialogues, "
+                         "measured on the test dialogues as they are and as transformed")
+    ret.add_argument("run_id", help="a run id or 'latest' (a DialTest run on an intent/slot dataset split into train "
+                                    "and test dialogues)")
+    ret.add_argument("--db", help="DuckDB file (default: $MORTAR_DB or data/mortar.duckdb)")
+    ret.set_defaults(func=cmd_retrain)
+
     pri = sub.add_parser("prioritise", help="order a run's test cases so bugs are found early (white-box guidance on "
                                             "local SUTs), store the order and measure it with APFD")
     pri.add_argument("run_id", help="a run id, or 'latest'")
@@ -933,7 +994,9 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--what", choices=("rounds", "detections", "metrics", "transformed", "labelled-pairs"),
                      default=None,
                      help="transformed: DialTest's kept transformed questions with their gold answers, as a CoQA "
-                          "v1.0 JSON dataset (the paper retrains on it); labelled-pairs: the labelled detections "
+                          "v1.0 JSON dataset (the paper retrains on it) — on an intent/slot dataset, its transformed "
+                          "utterances with their intent and slot tags in the dataset's own format (nlu JSON, Snips "
+                          "JSON, or an ATIS folder at --out); labelled-pairs: the labelled detections "
                           "flagged for a low similarity, as the JSONL `mortar score-answers` calibrates an oracle on "
                           "(acceptable = the final label says false positive)")
     exp.add_argument("--format", choices=("jsonl", "csv", "parquet", "junit", "html"), default=None,

@@ -154,3 +154,46 @@ def load_triple(folder: Path) -> list[Seed]:
         seeds.append(Seed(id=f"line-{n}", story="", rounds=(Round(1, " ".join(words), None, intent=intent.strip(),
                                                                   tags=tags),)))
     return seeds
+
+
+def write(records: list[dict], out: str | Path, fmt: str = "nlu") -> None:
+    """Utterances ``{"text", "tags", "intent", "dialogue", "turn", "split"}`` written in a format ``load`` reads:
+    ``nlu`` a JSON array; ``snips`` the Snips JSON (one example an utterance); ``atis`` a folder of ``seq.in``,
+    ``seq.out`` and ``label``. Each file is written whole or not at all."""
+    out = Path(out)
+    if fmt == "atis":
+        out.mkdir(parents=True, exist_ok=True)
+        files = {"seq.in": [r["text"] for r in records], "seq.out": [" ".join(r["tags"]) for r in records],
+                 "label": [r["intent"] for r in records]}
+        for name, lines in files.items():
+            _write_text(out / name, "".join(line + "\n" for line in lines))
+        return
+    if fmt == "snips":
+        doc: dict[str, list] = {}
+        for r in records:
+            doc.setdefault(r["intent"], []).append({"data": _chunks(r["text"].split(), r["tags"])})
+        return _write_text(out, json.dumps(doc, ensure_ascii=False, indent=1))
+    fields = ("text", "tags", "intent", "dialogue", "turn", "split")
+    _write_text(out, json.dumps([{k: r[k] for k in fields if r.get(k) not in (None, "")} for r in records],
+                                ensure_ascii=False, indent=1))
+
+
+def _chunks(words: list[str], tags) -> list[dict]:
+    """Words and BIO tags as Snips chunks: a run of O words is one chunk, each slot span one with its entity."""
+    chunks: list[dict] = []
+    for word, tag in zip(words, tags):
+        entity = None if tag == "O" else tag[2:]
+        continues = chunks and chunks[-1].get("entity") == entity and not tag.startswith("B-")
+        if continues:
+            chunks[-1]["text"] += " " + word
+        else:
+            chunks.append({"text": word, **({"entity": entity} if entity else {})})
+    for k in range(len(chunks) - 1):  # Snips chunks carry the spaces between them
+        chunks[k]["text"] += " "
+    return chunks
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

@@ -27,13 +27,25 @@ def is_nlu(seed) -> bool:
 
 
 def keeps_slot_words(original: str, tags: tuple[str, ...], mutated: str) -> bool:
-    """Whether a transformation left every slot word as it was, in place among the words around it."""
+    """Whether a transformation left every slot word as it was, each slot's words still side by side."""
+    return aligned_tags(original, tags, mutated) is not None
+
+
+def aligned_tags(original: str, tags: tuple[str, ...], mutated: str) -> tuple[str, ...] | None:
+    """The seed's tags carried to the transformed words that match them (``O`` on the words it brought in); None
+    when a slot word did not stay, or a word came in between the words of one slot."""
     before, after = original.split(), mutated.split()
-    kept = set()
+    moved, where = ["O"] * len(after), {}
     for block in difflib.SequenceMatcher(a=[w.lower() for w in before], b=[w.lower() for w in after],
                                          autojunk=False).get_matching_blocks():
-        kept.update(range(block.a, block.a + block.size))
-    return all(k in kept for k, tag in enumerate(tags) if tag != "O")
+        for k in range(block.size):
+            moved[block.b + k] = tags[block.a + k]
+            where[block.a + k] = block.b + k
+    for k, tag in enumerate(tags):
+        if tag != "O" and (k not in where or (tag.startswith("I-") and k > 0 and tags[k - 1] != "O"
+                                              and where.get(k - 1) != where[k] - 1)):
+            return None
+    return tuple(moved)
 
 
 def _spans(text: str, tags) -> list[list[str]]:

@@ -8,7 +8,9 @@
 - ``groq`` or ``groq:MODEL``: Groq;
 - ``module:function`` (or the function itself): a Python function ``messages -> str``, sync or async;
 - ``recurrent[:FILE]``: the bundled intent/slot model; ``openai-tools[:MODEL][@FILE]``: an OpenAI-compatible endpoint
-  as an intent/slot system, asked with tool calls (``mortar.sut.nlu``, ``mortar.sut.nlu_tools``).
+  as an intent/slot system, asked with tool calls (``mortar.sut.nlu``, ``mortar.sut.nlu_tools``);
+  ``hf-nlu:INTENT_FOLDER[+SLOT_FOLDER]``: Hugging Face sequence- and token-classification folders as an intent/slot
+  system (``mortar.sut.nlu_hf``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from mortar.sut.function import FunctionSUT, is_function_spec, load_function
 from mortar.sut.nlu import RECURRENT, TOOLS, make_recurrent
+from mortar.sut.nlu_hf import HF_NLU, make_hf_sut
 from mortar.sut.base import (CAPABILITY_TEXT, LOGPROBS, SCORES, WEIGHTS, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SYSTEM_PROMPT, PERSONA_SYSTEM_PROMPT, LOCAL_LANES, STORY, SUT, Completion, Conversation, Session,
                              SutError, SutSettings, ThreadedSession, Turn)
 
@@ -33,7 +36,9 @@ def sut_choices() -> list[str]:
             "module:function (a Python function messages -> str)",
             "recurrent[:FILE] (the bundled intent/slot model, trained on FILE or the NLU sample)",
             "openai-tools[:MODEL][@FILE] (an OpenAI-compatible endpoint as an intent/slot system, asked with tool "
-            "calls; the intents and slots of FILE or the NLU sample)"]
+            "calls; the intents and slots of FILE or the NLU sample)",
+            "hf-nlu:INTENT_FOLDER[+SLOT_FOLDER] (Hugging Face sequence- and token-classification folders as an "
+            "intent/slot system; the slots optional)"]
 
 
 def make_sut(spec=DEFAULT_SUT, settings: SutSettings | None = None, *, lanes: int | None = None,
@@ -54,6 +59,8 @@ def make_sut(spec=DEFAULT_SUT, settings: SutSettings | None = None, *, lanes: in
         from mortar.sut.nlu_tools import make_tools_sut  # brings httpx
 
         return make_tools_sut(spec, settings, lanes, **options)
+    if kind == HF_NLU:
+        return make_hf_sut(spec, settings)
     if spec in local.PRESETS:
         return local.LocalSUT(local.PRESETS[spec](), settings, **({"lanes": lanes} if lanes else {}))
     if kind in ("openai", "groq"):

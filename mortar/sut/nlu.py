@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from mortar.sut.base import LOGPROBS, SUT, Conversation, SutSettings
+from mortar.sut.base import LOGPROBS, SUT, Conversation, SutError, SutSettings
 
 UNK, PAD, SEP = "<unk>", "<pad>", "<sep>"
 EPOCHS, BATCH, EMBED, HIDDEN, SEED = 30, 16, 64, 64, 13
@@ -210,6 +210,16 @@ def slot_f1(gold: list[set], predicted: list[set]) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
+def understanding(system: NLUSystem, pairs) -> tuple[float, float]:
+    """Intent accuracy and slot F1 of a system on (utterances so far, intent, tags of the last) pairs."""
+    if not pairs:
+        return float("nan"), float("nan")
+    predicted = system.predict_many([u for u, _, _ in pairs])
+    accuracy = sum(p.intent == intent for p, (_, intent, _) in zip(predicted, pairs)) / len(pairs)
+    return accuracy, slot_f1([slot_spans(tags, u[-1].split()) for u, _, tags in pairs],
+                             [slot_spans(p.tags, u[-1].split()) for p, (u, _, _) in zip(predicted, pairs)])
+
+
 class NLUSUT(SUT):
     """An intent/slot system as a system under test: the executor asks it conversations like any SUT; it reads
     the user's utterances (the earlier ones as context, its own earlier answers unused) and answers with its
@@ -225,8 +235,14 @@ class NLUSUT(SUT):
 
     @property
     def system(self) -> NLUSystem:
+        if isinstance(self._system, SutError):
+            raise self._system  # a system that failed to load fails every round the same way, without retrying
         if self._system is None:
-            self._system = self._load()
+            try:
+                self._system = self._load()
+            except SutError as e:
+                self._system = e
+                raise
         return self._system
 
     def answer(self, conversation: Conversation) -> str:
