@@ -375,6 +375,12 @@ def cmd_serve(args) -> None:
         pass
 
 
+def _tidy(frame):
+    """A table to print: counts as integers even beside a missing value, missing values as a dash."""
+    frame = frame.convert_dtypes()
+    return frame.astype(object).where(frame.notna(), "—")
+
+
 def cmd_report(args) -> None:
     import pandas as pd
 
@@ -405,7 +411,7 @@ def cmd_report(args) -> None:
     print(_table(pd.DataFrame(r["metrics"]).T))
     for table in r["tables"]:
         print(f"\n{table.title}")
-        print(pd.DataFrame(table.rows).to_string(index=False, na_rep="—", **fmt))
+        print(_tidy(pd.DataFrame(table.rows)).to_string(index=False, **fmt))
     if "uniqueness" in r:
         print(f"\n{' vs '.join(row['method'] for row in r['uniqueness'])} (Table V): unique bugs = bugs on seed "
               "questions where no other method flagged one")

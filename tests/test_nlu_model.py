@@ -52,6 +52,15 @@ def test_the_earlier_utterance_is_context(trained):
     assert len(model.predict(pairs[1][0]).tags) == len(follow_up.rounds[1].question.split())
 
 
+def test_a_prediction_does_not_depend_on_what_it_is_batched_with(trained):
+    model, _, seeds = trained
+    dialogues = [u for u, _, _ in training_pairs(seeds, "test")]
+    assert len({len(" ".join(d[-2:]).split()) for d in dialogues}) > 1  # lengths differ: a padded batch would pad
+    for batched, alone in zip(model.predict_many(dialogues), [model.predict(d) for d in dialogues]):
+        assert (batched.intent, batched.tags) == (alone.intent, alone.tags)
+        assert batched.probabilities == pytest.approx(alone.probabilities, abs=1e-5)
+
+
 def test_slot_spans_and_f1():
     words = "fly from new york to rome".split()
     tags = ("O", "O", "B-from_city", "I-from_city", "O", "B-to_city")

@@ -85,14 +85,21 @@ class RecurrentNLU(NLUSystem):
     def predict_many(self, dialogues: list[list[str]]) -> list[Prediction]:
         torch = self.torch
         encoded = [self.encode(d) for d in dialogues]
-        with torch.inference_mode():
-            intent_logits, tag_logits = self.net(*_batch(encoded, torch))
-        out = []
-        for k, (ids, start) in enumerate(encoded):
-            probs = torch.softmax(intent_logits[k], dim=-1).tolist()
-            tags = tag_logits[k, start:len(ids)].argmax(-1).tolist()
-            out.append(Prediction(self.intents[max(range(len(probs)), key=probs.__getitem__)],
-                                  tuple(self.tag_names[t] for t in tags), dict(zip(self.intents, probs))))
+        by_length: dict[int, list[int]] = {}
+        for k, (ids, _) in enumerate(encoded):
+            by_length.setdefault(len(ids), []).append(k)
+        out: list[Prediction | None] = [None] * len(encoded)
+        # one batch per length: padding would reach the words through the backward GRU, so a prediction would
+        # depend on what it was batched with
+        for same in by_length.values():
+            with torch.inference_mode():
+                intent_logits, tag_logits = self.net(*_batch([encoded[k] for k in same], torch))
+            for row, k in enumerate(same):
+                ids, start = encoded[k]
+                probs = torch.softmax(intent_logits[row], dim=-1).tolist()
+                tags = tag_logits[row, start:len(ids)].argmax(-1).tolist()
+                out[k] = Prediction(self.intents[max(range(len(probs)), key=probs.__getitem__)],
+                                    tuple(self.tag_names[t] for t in tags), dict(zip(self.intents, probs)))
         return out
 
     def save(self, path: Path) -> None:
