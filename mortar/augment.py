@@ -54,6 +54,14 @@ def augmented_utterances(con, run_id: str) -> tuple[list[dict], int, list]:
     return records, left_out, list(seeds.values())
 
 
+def augmented_records(con, run_id: str) -> list[dict]:
+    """The run's transformed utterances labelled (``augmented_utterances``), or none when its dataset is gone."""
+    try:
+        return augmented_utterances(con, run_id)[0]
+    except InputError:
+        return []
+
+
 def stored_run_config(con, run_id: str) -> RunConfig:
     stored = store.stored_config(con, run_id)
     config = RunConfig.from_json(stored.run_config) if stored.run_config else None

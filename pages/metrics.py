@@ -8,6 +8,8 @@ import streamlit as st
 
 from mortar import figures, report_html, store, ui
 from mortar import reports
+from mortar.augment import augmented_records
+from mortar.formats.nlu import as_json
 from mortar.figures import LEVEL_COLOURS
 from mortar.profiles import settings_lines
 from mortar.vocab import LEVELS, MT, RBT
@@ -71,6 +73,15 @@ for i, table in enumerate(tables):
         frame = pd.DataFrame(table.rows)
         st.dataframe(frame, hide_index=True, width="stretch", key=f"m-{table.key}")
         ui.csv_download(frame, f"{run_id}-{table.key}", f"m-{table.key}-csv")
+
+if any(t.key == "dialtest_nlu" for t in tables):  # an intent/slot run: its transformed utterances, labelled
+    records = ui.read(augmented_records, run_id)
+    if records:
+        st.download_button(f"Transformed utterances, labelled ({sum(r['transformed'] for r in records)}, nlu JSON)",
+                           data=as_json(records).encode(), file_name=f"{run_id}-augmented.json",
+                           mime="application/json", key="m-augmented", icon=":material/download:", on_click="ignore",
+                           help="DialTest's transformed utterances with their seed's intent and slot tags, in the nlu "
+                                "format (it loads as a dataset; `mortar retrain RUN` measures retraining on them)")
 
 run_figures = figures.table_figures(report)
 for slot, (name, f) in zip(st.columns(max(1, min(3, len(run_figures)))) * 2, run_figures):

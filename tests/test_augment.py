@@ -101,3 +101,16 @@ def test_the_retraining_check_needs_an_intent_slot_run(tmp_path, capsys):
     assert main(["retrain", "latest", "--db", str(db)]) == 2
     err = capsys.readouterr().err
     assert "not on an intent/slot dataset" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_metrics_page_offers_the_labelled_utterances(small_nlu_run, monkeypatch):
+    from mortar.augment import augmented_records
+    from tests.test_pages import app
+
+    tmp, _, db, run_id = small_nlu_run
+    monkeypatch.setenv("MORTAR_DB", str(db))
+    with store.connect(db, read_only=True) as con:
+        n = sum(r["transformed"] for r in augmented_records(con, run_id))
+    at = app("metrics", current_run=run_id)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert n and f"Transformed utterances, labelled ({n}, nlu JSON)" in labels

@@ -173,9 +173,14 @@ def write(records: list[dict], out: str | Path, fmt: str = "nlu") -> None:
         for r in records:
             doc.setdefault(r["intent"], []).append({"data": _chunks(r["text"].split(), r["tags"])})
         return _write_text(out, json.dumps(doc, ensure_ascii=False, indent=1))
+    _write_text(out, as_json(records))
+
+
+def as_json(records: list[dict]) -> str:
+    """Utterances as the ``nlu`` format's JSON array."""
     fields = ("text", "tags", "intent", "dialogue", "turn", "split")
-    _write_text(out, json.dumps([{k: r[k] for k in fields if r.get(k) not in (None, "")} for r in records],
-                                ensure_ascii=False, indent=1))
+    return json.dumps([{k: r[k] for k in fields if r.get(k) not in (None, "")} for r in records], ensure_ascii=False,
+                      indent=1)
 
 
 def _chunks(words: list[str], tags) -> list[dict]:
