@@ -93,11 +93,10 @@ def retraining_check(con, run_id: str) -> list[dict]:
                          "dialogues (run DialTest without --limit)")
     original_test = [(utterances_of(s, k), r.intent, r.tags) for s in seeds if s.source == "test"
                      for k, r in enumerate(s.rounds, start=1) if r.intent]
-    before = bundled(seeds, models_folder())
-    after = train_recurrent(training_pairs(seeds, "train") + added)
+    training = training_pairs(seeds, "train")
+    before, after = bundled(seeds, models_folder()), train_recurrent(training + added)
     rows = []
-    for name, model, n_train in (("before", before, len(training_pairs(seeds, "train"))),
-                                 ("after", after, len(training_pairs(seeds, "train")) + len(added))):
+    for name, model, n_train in (("before", before, len(training)), ("after", after, len(training) + len(added))):
         seed_acc, seed_f1 = understanding(model, original_test)
         moved_acc, moved_f1 = understanding(model, transformed_test)
         rows.append({"training": f"{name}: {n_train} utterances", "intent accuracy (test)": seed_acc,

@@ -498,8 +498,8 @@ def export_transformed(args) -> None:
                         "leave out --format")
     with store.connect(args.db, read_only=True) as con:
         run_id = store.resolve_run_id(con, args.run_id)
-        if nlu_format(con, run_id):
-            return export_utterances(con, run_id, args.out)
+        if fmt := nlu_format(con, run_id):
+            return export_utterances(con, run_id, args.out, fmt)
         frame = store.transformed_rounds(con, run_id, methods()[DIALTEST_METHOD].perturbations)
     if frame.empty:
         raise UserError(f"run {run_id} has no DialTest test cases (run it with --method dialtest)")
@@ -522,12 +522,11 @@ def nlu_format(con, run_id: str) -> str | None:
     return fmt if fmt in NLU_FORMATS else None
 
 
-def export_utterances(con, run_id: str, out: str) -> None:
-    """DialTest's transformed utterances of a run on an intent/slot dataset, labelled, in the dataset's format."""
+def export_utterances(con, run_id: str, out: str, fmt: str) -> None:
+    """DialTest's transformed utterances of a run on an intent/slot dataset, labelled, in its format ``fmt``."""
     from mortar.augment import augmented_utterances
     from mortar.formats.nlu import write
 
-    fmt = nlu_format(con, run_id)
     records, left_out, _ = augmented_utterances(con, run_id)
     if not records:
         raise UserError(f"run {run_id} has no transformed utterance to export (run it with --method dialtest)")

@@ -9,14 +9,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 
-
-def send_json(handler, status: int, doc: dict) -> None:
-    payload = json.dumps(doc).encode()
-    handler.send_response(status)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(payload)))
-    handler.end_headers()
-    handler.wfile.write(payload)
+from mortar.sut.serve import send_json  # noqa: F401  (the stub servers' JSON replies)
 
 
 def serve(handler_class) -> None:

@@ -63,18 +63,23 @@ def _error(message: str) -> dict:
     return {"error": {"message": message, "type": "invalid_request_error"}}
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, doc: dict) -> None:
+    """Answer a request with ``doc`` as JSON."""
+    data = json.dumps(doc).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 def serve(spec: str, make_sut, host: str = "127.0.0.1", port: int = 8000, ready=None) -> None:
     """Serve the model until interrupted; ``ready(url)`` is called once it listens."""
     model = ModelServer(spec, make_sut)
 
     class Handler(BaseHTTPRequestHandler):
         def _send(self, status: int, doc: dict) -> None:
-            data = json.dumps(doc).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, status, doc)
 
         def do_GET(self):
             if self.path.rstrip("/").endswith("/models"):
