@@ -385,7 +385,7 @@ def cmd_report(args) -> None:
     import pandas as pd
 
     from mortar import store
-    from mortar.reports import run_report
+    from mortar.reports import PRIORITISATION_CAPTION, prioritisation, prioritisation_rows, run_report
 
     with store.connect(args.db, read_only=True) as con:
         if store.is_study_id(args.run_id):
@@ -395,6 +395,7 @@ def cmd_report(args) -> None:
         run_id = store.resolve_run_id(con, args.run_id)
         config = store.run_config(con, run_id)
         r = run_report(con, run_id)
+        priorities = prioritisation(con, run_id)
     if not any(m["detections"] for m in r["metrics"].values()):
         raise UserError(f"run {run_id} has no results yet (a `mortar generate` run, or one still in progress)")
     kg = config.get("kg", {})
@@ -417,6 +418,10 @@ def cmd_report(args) -> None:
               "questions where no other method flagged one")
         print(pd.DataFrame(r["uniqueness"]).to_string(index=False, **fmt))
         print("\nSeed questions with bugs: " + ", ".join(f"{part} {n}" for part, n in r["overlap"].items()))
+    if priorities:
+        print("\nTest prioritisation: bugs found against the share of the suite executed, per stored order")
+        print(_tidy(pd.DataFrame(prioritisation_rows(priorities))).to_string(index=False, **fmt))
+        print(PRIORITISATION_CAPTION)
     if "precision" in r:
         precision = pd.DataFrame(r["precision"])
         print("\nPrecision of the labelled detections (PPD; disputed ones left out) and agreement of two annotators "

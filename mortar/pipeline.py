@@ -23,7 +23,8 @@ from mortar.confirm import confirm
 from mortar.context import check_case
 from mortar.dataset import Dataset, TestCase, limited
 from mortar.execute import execute
-from mortar.guide.prioritise import GINI_ORDER, INITIAL, RANDOM_ORDER, case_scores, initial_order, order_by_scores
+from mortar.guide.prioritise import (GINI_ORDER, INITIAL, RANDOM_ORDER, carried_gini_order, case_scores, initial_order,
+                                     order_by_scores, orig_answer_texts)
 from mortar.judge import judge
 from mortar.kg.model import DialogueGraph, ExtractionError
 from mortar.methods import Answered, Made, Making, method_kinds, methods
@@ -290,6 +291,8 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     unknown = {(s.id, r.turn_id) for s in seeds for r in s.rounds if r.is_unknown}
     figures = report(checks, cases, verdicts, selections, mutants, unknown=unknown, made=records,
                      budget_orders={by: [t for t, _ in ranked] for by, ranked in ran_orders.items()})
+    # an intent/slot system's answers carry their intent distributions: DialTest's Gini order costs no SUT call
+    gini_order = [] if config.budget else carried_gini_order(cases, seeds, answers, method_kinds())
     with store.connect(db) as con:
         con.begin()
         store.write_outputs(con, run_id, _round_rows(cases, answers, checks))
@@ -297,6 +300,8 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
         if orig_samples:
             store.write_orig_samples(con, run_id, orig_cases, orig_samples)
         store.write_run_metrics(con, run_id, metric_rows(figures))
+        if gini_order:
+            store.write_priorities(con, run_id, GINI_ORDER, gini_order)
         store.write_run_status(con, run_id, "done")
         con.commit()
     errored = sum(a.text is None for a in answers.values())
@@ -317,8 +322,7 @@ def _budgeted(config: RunConfig, dataset: Dataset, seeds, cases, sut, db, progre
     if config.order == GINI_ORDER:  # the SUT's uncertainty on the seed questions: their answers first
         orig = [c for c in cases if c.perturbation == ORIG]
         answered = execute(seeds, orig, sut, StoreCache(db), progress=_stage(progress, "answering ORIG"))
-        orig_answers = {c.seed_id: [answered[(c.test_case_id, p)].text for p in range(1, len(c.source_rounds) + 1)]
-                        for c in orig}
+        orig_answers = orig_answer_texts(orig, answered)
     ran = {}
     for by in dict.fromkeys((config.order, RANDOM_ORDER)):
         scores, _ = case_scores(by, cases, seeds, sut, dataset.sha256, StoreCache(db), config.run_seed, orig_answers,

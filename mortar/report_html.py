@@ -154,11 +154,9 @@ def _compared(report: dict) -> str:
 
 
 def _prioritisation(priorities: dict) -> str:
-    apfd = [{"order": name, "APFD": f["apfd"], "sd": f.get("sd")} for name, f in priorities.items()]
-    return ('<p class="caption">APFD: the area under the curve of bugs found against the share of the suite '
-            "executed; 1 = every bug found by the first test case.</p>"
-            f'{_table(apfd)}<div class="figures">{_figure("prioritisation", figures.prioritisation(priorities))}'
-            "</div>")
+    return (f'<p class="caption">{escape(reports.PRIORITISATION_CAPTION)}</p>'
+            f'{_table(reports.prioritisation_rows(priorities))}'
+            f'<div class="figures">{_figure("prioritisation", figures.prioritisation(priorities))}</div>')
 
 
 def _examples(con, run_id: str) -> str:

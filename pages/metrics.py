@@ -104,10 +104,10 @@ if "uniqueness" in report:
 priorities = ui.read(reports.prioritisation, run_id)
 if priorities:
     st.subheader("Test prioritisation: bugs found against the share of the suite executed")
-    st.caption("Orders stored by `mortar prioritise RUN --by gri|wali|gini|random`, beside the order the run made the "
-               "test cases in (initial), the mean of 20 random orders and the ideal order (greedy, knowing the bugs). "
-               "APFD: the area under the curve, 1 = every bug found by the first test case. ORIG always runs.")
-    apfd = pd.DataFrame([{"order": name, "APFD": f["apfd"], "sd": f.get("sd")} for name, f in priorities.items()])
+    st.caption("Orders stored by `mortar prioritise RUN --by gri|wali|gini|random` (an intent/slot run stores its "
+               "gini order itself: the classifier's answers carry their intent distributions). "
+               + reports.PRIORITISATION_CAPTION)
+    apfd = pd.DataFrame(reports.prioritisation_rows(priorities))
     fig_prio = figures.prioritisation(priorities)
     c1, c2 = st.columns([1, 2])
     with c1:

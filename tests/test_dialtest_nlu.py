@@ -81,6 +81,37 @@ def test_the_report_shows_accuracy_and_f1_per_operator(nlu_run, capsys):
     assert "SUT recurrent-" in out
 
 
+def test_the_run_orders_its_test_cases_by_the_seed_utterance_s_impurity(nlu_run, capsys, tmp_path):
+    """The classifier's answers carry their intent distributions, so the plain run stores DialTest's Gini order
+    (no SUT call) and the report compares it with random orders."""
+    db, run_id, _ = nlu_run
+    with store.connect(db, read_only=True) as con:
+        cases, _ = store.read_cases_and_verdicts(con, run_id)
+        gini_order = con.execute("SELECT test_case_id, score FROM priorities WHERE run_id = ? AND order_by = 'gini' "
+                                 "ORDER BY rank", [run_id]).fetchall()
+        orig = {c.seed_id: c.test_case_id for c in cases if c.perturbation == "ORIG"}
+        seed_answers = {seed: list(store.case_rounds(con, run_id, tcid)["sut_answer"]) for seed, tcid in orig.items()}
+    transformed = [c for c in cases if c.perturbation != "ORIG"]
+    assert sorted(t for t, _ in gini_order) == sorted(c.test_case_id for c in transformed)
+    scores = [score for _, score in gini_order]
+    assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
+    by_id = {c.test_case_id: c for c in transformed}
+    for tcid, score in gini_order:  # the impurity of the system's prediction for the seed utterance transformed
+        case = by_id[tcid]
+        answer = seed_answers[case.seed_id][case.target_round - 1]
+        assert score == pytest.approx(gini_impurity(list(prediction_of(answer).probabilities.values())))
+    assert main(["report", run_id, "--db", str(db)]) == 0
+    out = capsys.readouterr().out.split("Test prioritisation")[1]
+    assert "gini" in out and "random" in out and "bugs_found_by_25%_run" in out
+    page = tmp_path / "report.html"
+    assert main(["export", run_id, "--format", "html", "--out", str(page), "--db", str(db)]) == 0
+    html = page.read_text(encoding="utf-8")
+    assert "Test prioritisation" in html and "<td>gini</td>" in html
+    # `mortar prioritise --by gini` reads the same distributions: no model is loaded
+    assert main(["prioritise", run_id, "--by", "gini", "--db", str(db)]) == 0
+    assert "ordered by gini" in capsys.readouterr().out
+
+
 def test_gini_guidance_reads_the_classifier_s_intent_distribution(tmp_path, monkeypatch):
     """DialTest's DeepGini on its own task: the impurity of the intent probabilities the system answers with, and
     the guided search compared with random transformation at the same budget."""

@@ -49,6 +49,13 @@ def gini_impurity(probabilities) -> float:
     return 1.0 - sum(p * p for p in probabilities)
 
 
+def carried_gini(answer: str | None) -> float | None:
+    """The impurity an intent/slot system's stored answer carries (its intent distribution); None for any other
+    answer: a generative one must be scored by the model (``answer_gini``)."""
+    predicted = prediction_of(answer)
+    return gini_impurity(list(predicted.probabilities.values())) if predicted and predicted.probabilities else None
+
+
 def mean_gini_from_logprobs(top_logprobs: list[list[float]]) -> float | None:
     """An answer's impurity from an HTTP service's top log-probabilities per answer token."""
     if not top_logprobs:
@@ -104,7 +111,7 @@ def _score_classifier(seeds, cases, sut, cache, progress) -> dict[str, Scored]:
         out = answers.get((case.test_case_id, len(case.source_rounds)))
         predicted = prediction_of(out.text) if out is not None else None
         scored[case.test_case_id] = Scored(None, None, out.error if out else "not asked") if predicted is None else \
-            Scored(out.text, gini_impurity(list(predicted.probabilities.values())))
+            Scored(out.text, carried_gini(out.text))
     return scored
 
 

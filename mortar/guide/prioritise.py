@@ -8,7 +8,7 @@ Scores come from the seed conversations only (no test case is executed):
   half weight, of the rounds it moves while keeping them before; its score is that of its most exposed
   question. A single-turn case (METAL, DialTest) scores by the answer's sensitivity to the question itself.
 - gini: the Gini impurity of the SUT's answer to the seed question (its ORIG answer), the most
-  uncertain first.
+  uncertain first; an intent/slot system's answer carries its intent distribution, so no model is asked.
 - random: a shuffle; initial: the order the run made the test cases in; ideal: greedily the case that
   reveals most bugs not revealed yet (needs the run's detections: an upper bound, not a strategy).
 
@@ -28,7 +28,7 @@ import time
 from mortar.caches import ScoreCache
 from mortar.dataset import Seed, TestCase
 from mortar.guide import sensitivity
-from mortar.guide.gini import answer_gini
+from mortar.guide.gini import answer_gini, carried_gini
 from mortar.sut.base import Conversation, Turn
 from mortar.vocab import ORIG
 
@@ -179,16 +179,18 @@ def case_scores(by: str, cases: list[TestCase], seeds: list[Seed], sut=None, dat
             exposed.update({c.test_case_id: exposure(c, seed, shares, own) for c in mine if c.seed_id == seed.id})
         return exposed, seconds
     if by == GINI_ORDER:
-        sensitivity.require_local(sut, "--by gini")
         gini, seconds = {}, {}
         for seed in seeds:
-            start, history = time.perf_counter(), []
-            session = sut.session(lanes=1)  # each round extends the previous one's keys and values
+            start, history, session = time.perf_counter(), [], None
             for r, answer in zip(seed.rounds, (orig_answers or {}).get(seed.id, [])):
                 if answer is None:
                     break  # the SUT gave no answer here: the later rounds were never asked
-                conversation = Conversation(seed.story, tuple(history), r.question)
-                gini[(seed.id, r.turn_id)] = answer_gini(sut, conversation, answer, session)
+                gini[(seed.id, r.turn_id)] = carried_gini(answer)
+                if gini[(seed.id, r.turn_id)] is None:  # a generative answer: the model scores it
+                    sensitivity.require_local(sut, "--by gini")
+                    session = session or sut.session(lanes=1)  # each round extends the previous one's keys and values
+                    conversation = Conversation(seed.story, tuple(history), r.question)
+                    gini[(seed.id, r.turn_id)] = answer_gini(sut, conversation, answer, session)
                 history.append(Turn(r.question, answer))
             seconds[seed.id] = time.perf_counter() - start
         scores = {}
@@ -197,6 +199,28 @@ def case_scores(by: str, cases: list[TestCase], seeds: list[Seed], sut=None, dat
             scores[c.test_case_id] = max((gini.get((c.seed_id, j), 0.0) for j in rounds), default=0.0)
         return scores, seconds
     raise ValueError(f"unknown order {by!r}; choose from {', '.join(ORDERS)}")
+
+
+def orig_answer_texts(cases: list[TestCase], answers: dict) -> dict[str, list[str | None]]:
+    """Per seed, the SUT's answers to its ORIG case's rounds in order (None where it gave none): what the gini
+    order scores. ``answers``: (test_case_id, position) → the executor's output."""
+    def text(key):
+        return answers[key].text if key in answers else None
+    return {c.seed_id: [text((c.test_case_id, p)) for p in range(1, len(c.source_rounds) + 1)]
+            for c in cases if c.perturbation == ORIG}
+
+
+def carried_gini_order(cases: list[TestCase], seeds: list[Seed], answers: dict, kinds: list[str]
+                       ) -> list[tuple[str, float]]:
+    """The gini order of a run whose answers carry their own distribution (an intent/slot system's), as
+    (test_case_id, score), first to run first; [] when any seed answer carries none (scoring it would ask a
+    model)."""
+    texts = orig_answer_texts(cases, answers)
+    given = [a for rounds in texts.values() for a in rounds if a is not None]
+    if not given or any(carried_gini(a) is None for a in given):
+        return []
+    scores, _ = case_scores(GINI_ORDER, cases, seeds, orig_answers=texts)
+    return [(c.test_case_id, scores[c.test_case_id]) for c in order_by_scores(initial_order(cases, kinds), scores)]
 
 
 def initial_order(cases: list[TestCase], kinds: list[str]) -> list[TestCase]:
