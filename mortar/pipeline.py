@@ -292,7 +292,8 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     figures = report(checks, cases, verdicts, selections, mutants, unknown=unknown, made=records,
                      budget_orders={by: [t for t, _ in ranked] for by, ranked in ran_orders.items()})
     # an intent/slot system's answers carry their intent distributions: DialTest's Gini order costs no SUT call
-    gini_order = [] if config.budget else carried_gini_order(cases, seeds, answers, method_kinds())
+    # (a budgeted or Gini-searched run compares its own orders at equal calls instead)
+    gini_order = [] if config.budget or mutants else carried_gini_order(cases, seeds, answers, method_kinds())
     with store.connect(db) as con:
         con.begin()
         store.write_outputs(con, run_id, _round_rows(cases, answers, checks))

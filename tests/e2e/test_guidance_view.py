@@ -67,3 +67,22 @@ def test_the_html_report_shows_the_guidance_table_and_curve(guided_store, browse
         page.screenshot(path=str(ARTIFACTS / "html-report-guidance.png"), full_page=True)
     finally:
         page.close()
+
+
+def test_the_metrics_page_compares_the_gini_order_of_a_plain_run_with_random_ones(tmp_path, page, monkeypatch):
+    """A plain run on the intent/slot sample stores DialTest's Gini order (the answers carry the distributions):
+    the Metrics page shows its APFD beside random orders and plots the four orders."""
+    monkeypatch.setenv("MORTAR_MODELS", str(tmp_path / "models"))
+    config = RunConfig(dataset=str(SAMPLE), methods="dialtest", limit=8,
+                       settings={"dialtest": DialTestSettings(gate="off")})
+    db = tmp_path / "plain.duckdb"
+    run_id = run(load_dataset(SAMPLE), config, db=db).run_id
+    with serve(db, "e2e-server-gini-order.log") as url:
+        page.goto(f"{url}/metrics?run={run_id}")
+        page.get_by_text("Test prioritisation: bugs found against the share of the suite executed").first.wait_for()
+        settle(page)
+        curve = page.locator(".js-plotly-plot").filter(has_text="Bugs found as the suite runs, per order")
+        curve.first.wait_for()
+        assert curve.first.locator(".scatterlayer .trace").count() == 4  # initial, gini, ideal, random
+        assert page.locator('[data-testid="stException"]').count() == 0
+        shot(page, "33-metrics-gini-order")
