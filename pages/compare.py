@@ -71,15 +71,14 @@ st.markdown("**Detections per relation and bug level**")
 st.caption("'all' rows ignore the level; a level row counts the detections of that level in each run, so a detection "
            "whose level changed is 'only A' at its old level and 'only B' at its new one.")
 rows = pd.DataFrame(result.rows)
-st.dataframe(rows, hide_index=True, width="stretch", key="c-rows")
+ui.table(rows, key="c-rows")
 ui.csv_download(rows, f"{run_a}-vs-{run_b}-detections", "c-rows-csv")
 
 st.markdown(f"**Rate+ and NBugs with {compare.CONFIDENCE:.0%} bootstrap intervals**")
 st.caption(f"Each figure with its percentile interval [low, high] from {compare.BOOTSTRAP_RESAMPLES} resamples of the "
            f"seed dialogues (with replacement, random seed {compare.BOOTSTRAP_SEED}); B - A uses the same resamples "
            "for both runs, so an interval of B - A that excludes 0 is a change beyond the seeds' spread.")
-st.dataframe(pd.DataFrame(compare.interval_table(result.intervals)), hide_index=True, width="stretch",
-             key="c-intervals")
+ui.table(compare.interval_table(result.intervals), key="c-intervals")
 ui.csv_download(pd.DataFrame(result.intervals), f"{run_a}-vs-{run_b}-intervals", "c-intervals-csv")
 
 st.subheader(f"New detections in B ({len(result.only_b)})")
@@ -87,10 +86,10 @@ new = pd.DataFrame(compare.detection_rows(result.only_b, result.questions))
 if new.empty:
     st.success("B has no detection that A did not have.")
 else:
-    st.dataframe(new, hide_index=True, width="stretch", key="c-new")
+    st.dataframe(new, hide_index=True, placeholder=ui.MISSING, width="stretch", key="c-new")
     ui.csv_download(new, f"{run_a}-vs-{run_b}-new", "c-new-csv")
 with st.expander(f"Detections only in A ({len(result.only_a)})"):
-    st.dataframe(pd.DataFrame(compare.detection_rows(result.only_a, result.questions)), hide_index=True,
+    st.dataframe(pd.DataFrame(compare.detection_rows(result.only_a, result.questions)), hide_index=True, placeholder=ui.MISSING,
                  width="stretch", key="c-gone")
 
 st.subheader("One question, both systems")
@@ -128,4 +127,4 @@ verdicts += [{"detection": c.check_id, "relation": c.relation, "A": "not detecte
              for c in result.only_b if (c.seed_id, c.source_round) == (seed_id, turn_id)]
 if verdicts:
     st.markdown("**Detections on this question** (the level, or 'bug' for RBT's)")
-    st.dataframe(pd.DataFrame(verdicts), hide_index=True, width="stretch", key="c-verdicts")
+    ui.table(verdicts, key="c-verdicts")

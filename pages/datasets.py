@@ -67,7 +67,7 @@ c1.metric("Seeds", len(table), help="Seed dialogues that perturbations turn into
 c2.metric("Rounds", int(table["rounds"].sum()), help="Question/answer rounds over all seeds.")
 c3.metric("Domains", table["domain"].nunique())
 c4.metric("Format", fmt, help="Detected from the file's content (or read from the store).")
-st.dataframe(table, hide_index=True, width="stretch")
+st.dataframe(table, hide_index=True, placeholder=ui.MISSING, width="stretch")
 
 by_id = {s.id: s for s in seeds}
 seed_id = st.selectbox("Show a seed", list(by_id))
@@ -79,4 +79,4 @@ with left:
 with right:
     st.subheader("Rounds")
     st.dataframe(pd.DataFrame([{"turn": r.turn_id, "question": r.question, "answer": r.answer} for r in seed.rounds]),
-                 hide_index=True, width="stretch")
+                 hide_index=True, placeholder=ui.MISSING, width="stretch")

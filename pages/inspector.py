@@ -84,7 +84,7 @@ if group is not None:
         versions=[", ".join(f"{t} @ {p}" for t, p in zip(ts, ps))
                   for ts, ps in zip(members["test_case_ids"], members["positions"])],
         EC=["" if pd.isna(v) else "equivalent" if v else "not equivalent" for v in members["ec_equivalent"]]),
-        hide_index=True, width="stretch", key="i-group-detections",
+        hide_index=True, placeholder=ui.MISSING, width="stretch", key="i-group-detections",
         column_order=["detection_id", "relation", "perturbations", "versions", "output", "reference", "similarity",
                       "EC", "bug_level", "n_labels", "mean_score"],
         column_config={"detection_id": "detection", "output": "SUT answer", "reference": "compared with",
@@ -93,7 +93,7 @@ if group is not None:
     st.markdown("**Every version of the question** — each test case round that asks it")
     st.dataframe(ui.read(store.question_versions, g_run, g_seed, g_round).assign(
         EC=lambda f: ["" if pd.isna(v) else "equivalent" if v else "not equivalent" for v in f["ec_equivalent"]]
-    ).drop(columns=["ec_equivalent"]), hide_index=True, width="stretch", key="i-group-versions",
+    ).drop(columns=["ec_equivalent"]), hide_index=True, placeholder=ui.MISSING, width="stretch", key="i-group-versions",
         column_config={"similarity": st.column_config.NumberColumn(format="%.3f"),
                        "detections": st.column_config.NumberColumn(help="Detections that name this version.")})
     group_pick = f"i-group-det-{g_run}-{g_seed}-{g_round}"
@@ -144,7 +144,7 @@ if pair:
     st.subheader("Every version of the question")
     st.caption(ui.help_for(relation) + " 'compared' marks the pair that decided the check.")
     vers = ui.read(store.versions, run_id, det)
-    st.dataframe(vers, hide_index=True, width="stretch")
+    st.dataframe(vers, hide_index=True, placeholder=ui.MISSING, width="stretch")
     options = list(range(len(vers)))
     first = next((i for i, c in enumerate(vers["compared"]) if c), 0) if options else None
     chosen_version = st.selectbox("Show this version's dialogue", options, index=first, key="i-version",
@@ -172,7 +172,7 @@ if det.get("flaky"):
     st.warning("**Flaky**: when its conversations were asked again (`--confirm`), its relation did not find this "
                "detection every time, so it may come from how the system was served; it is reported apart. The "
                "answers given on asking again:", icon=":material/replay:")
-    st.dataframe(again, hide_index=True, width="stretch")
+    st.dataframe(again, hide_index=True, placeholder=ui.MISSING, width="stretch")
 perturbed = ui.read(store.case_rounds, run_id, perturbed_id) if perturbed_id else pd.DataFrame()
 case = ui.read(store.test_case, run_id, perturbed_id) if perturbed_id else None
 seed_kg, _ = ui.read(store.seed_graph, run_id, det["seed_id"])
@@ -203,13 +203,13 @@ with left:
                                    "SUT answer": original["sut_answer"], "gold answer": original["gold_answer"],
                                    "similarity": original["similarity"]})
         st.dataframe(orig_table.style.apply(highlight("round", det["source_round"]), axis=1).format(
-            {"similarity": "{:.3f}"}, na_rep=""), hide_index=True, width="stretch", key="i-original")
+            {"similarity": "{:.3f}"}, na_rep=""), hide_index=True, placeholder=ui.MISSING, width="stretch", key="i-original")
 if side_by_side:
     with right:
         st.markdown(f"**Perturbed** — {ui.md_escape(case['perturbation'])} (test case {ui.md_escape(perturbed_id)})")
         table = ui.verdict_table(perturbed)
         st.dataframe(table.style.apply(highlight("pos", position), axis=1).format({"similarity": "{:.3f}"}, na_rep=""),
-                     hide_index=True, width="stretch", key="i-perturbed")
+                     hide_index=True, placeholder=ui.MISSING, width="stretch", key="i-perturbed")
     seed_questions = dict(zip(original["source_round"], original["question"])) if not original.empty else {}
     changed = [(int(r["position"]), seed_questions.get(r["source_round"]), r["question"])
                for _, r in perturbed.iterrows() if seed_questions.get(r["source_round"]) not in (None, r["question"])]

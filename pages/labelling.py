@@ -120,7 +120,7 @@ with agree_tab:
                                       f"score {b}": [pivot.loc[d, b] for d in ag.disagreements],
                                       "final": [("true positive" if adj.loc[d, "true_positive"] else "false positive")
                                                 if d in adj.index else "" for d in ag.disagreements]})
-                st.dataframe(table, hide_index=True, width="stretch")
+                st.dataframe(table, hide_index=True, placeholder=ui.MISSING, width="stretch")
                 with st.form("l-adjudicate"):
                     st.markdown("**Adjudicate** — decide the final label of a disputed detection")
                     which = st.selectbox("Detection", ag.disagreements)
@@ -138,7 +138,7 @@ with agree_tab:
             else:
                 st.success("They agree on every detection both labelled.")
     st.subheader("All labels of this run")
-    st.dataframe(frame, hide_index=True, width="stretch")
+    st.dataframe(frame, hide_index=True, placeholder=ui.MISSING, width="stretch")
 
 with oracle_tab:
     st.caption("The labelled detections are a calibration set for the oracle: its similarity against the "

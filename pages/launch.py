@@ -208,7 +208,7 @@ with st.expander("API keys and endpoints (environment variables)"):
                "`make run`, e.g. `export GROQ_API_KEY=…`.")
     st.dataframe([{"for": use, "variable": name, "set": "yes" if ok else "no"}
                   for use, names in KEY_VARS.items() for name, ok in ui.env_status(names).items()],
-                 hide_index=True, width="stretch")
+                 hide_index=True, placeholder=ui.MISSING, width="stretch")
 
 st.subheader("Background runs")
 ui.jobs_panel("launch")

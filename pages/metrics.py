@@ -57,7 +57,7 @@ st.download_button("Report to share (HTML)", data=lambda: ui.read(report_html.ht
 title = " vs ".join(report["metrics"])
 headline = pd.DataFrame(report["metrics"]).T.apply(pd.to_numeric, errors="coerce").reset_index(names="method")
 st.markdown(f"**{ui.md_escape(title)}** — " + ui.md_escape(" ".join(ui.help_for(k) for k in ("RETC", "BPTC", "Rate+"))))
-st.dataframe(headline, hide_index=True, width="stretch", key="m-headline")
+ui.table(headline, key="m-headline")
 ui.csv_download(headline, f"{run_id}-headline", "m-headline-csv")
 
 fig = figures.headline(report)
@@ -71,7 +71,7 @@ for i, table in enumerate(tables):
         st.markdown(f"**{ui.md_escape(table.title)}**")
         st.caption(table.caption)
         frame = pd.DataFrame(table.rows)
-        st.dataframe(frame, hide_index=True, width="stretch", key=f"m-{table.key}")
+        ui.table(frame, key=f"m-{table.key}")
         ui.csv_download(frame, f"{run_id}-{table.key}", f"m-{table.key}-csv")
 
 if any(t.key == "dialtest_nlu" for t in tables):  # an intent/slot run: its transformed utterances, labelled
@@ -94,7 +94,7 @@ if "uniqueness" in report:
     st.caption(" ".join(ui.help_for(m) for m in methods) + " A bug is unique to a method when no other method "
                "flagged a bug on the same seed question (the paper's Table V).")
     unique = pd.DataFrame(report["uniqueness"])
-    st.dataframe(unique, hide_index=True, width="stretch", key="m-uniqueness")
+    ui.table(unique, key="m-uniqueness")
     ui.csv_download(unique, f"{run_id}-uniqueness", "m-uniqueness-csv")
     for slot, (name, f) in zip(st.columns(2), figures.comparison_figures(report)):
         with slot:
@@ -111,7 +111,7 @@ if priorities:
     fig_prio = figures.prioritisation(priorities)
     c1, c2 = st.columns([1, 2])
     with c1:
-        st.dataframe(apfd, hide_index=True, width="stretch", key="m-apfd")
+        ui.table(apfd, key="m-apfd")
         ui.csv_download(apfd, f"{run_id}-apfd", "m-apfd-csv")
     with c2:
         st.plotly_chart(fig_prio, key="m-fig-prioritisation")
@@ -130,7 +130,7 @@ if precision:
         part = shown[shown["group"] == group].drop(columns="group").rename(columns={"name": group})
         with slot:
             st.markdown(f"**Per {group}**")
-            st.dataframe(part, hide_index=True, width="stretch", key=f"m-precision-{group}")
+            ui.table(part, key=f"m-precision-{group}")
             ui.csv_download(part, f"{run_id}-precision-{group}", f"m-precision-{group}-csv")
     fig_precision = figures.precision(precision)
     st.plotly_chart(fig_precision, key="m-fig-precision")
@@ -142,7 +142,7 @@ st.caption("Every finished run; compare SUTs on the same dataset and settings. "
 finished["run"] = [html.escape(f"{s} · {r}") for s, r in zip(finished["sut"], finished["run_id"])]
 compare = finished[["run_id", "sut", "dataset", *[c for c in finished.columns if c.split(" ")[-1] in
                                                    ("NBugs", "BPTC", "Rate+") or c in LEVELS], "PPD", "labelled"]]
-st.dataframe(compare, hide_index=True, width="stretch", key="m-compare")
+ui.table(compare, key="m-compare")
 ui.csv_download(compare, "runs-compared", "m-compare-csv")
 bug_columns = [c for c in finished.columns if c.endswith(" NBugs")]
 long = finished.melt(id_vars="run", value_vars=bug_columns, var_name="method", value_name="bugs")

@@ -53,7 +53,7 @@ else:
         "PPD": col.NumberColumn(format="%.2f", help=ui.help_for("PPD")),
         "labelled": col.NumberColumn(help="Detections with a final precision label."),
     })
-    st.dataframe(shown, hide_index=True, width="stretch", column_config=config)
+    st.dataframe(shown, hide_index=True, placeholder=ui.MISSING, width="stretch", column_config=config)
     st.page_link("pages/violations.py", label="Browse the violations", icon=":material/search:")
 
 st.subheader("Background runs")

@@ -44,7 +44,7 @@ systems = ui.read(store.study_systems, study_id)
 stamp = "|".join(f"{r.system}:{r.run_id}:{r.status}" for r in systems.itertuples())
 r = report(str(store.db_path()), study_id, stamp)
 
-st.dataframe(pd.DataFrame(r["systems"]), hide_index=True, width="stretch", key="s-systems")
+ui.table(r["systems"], key="s-systems")
 against = settings_lines(r["config"])
 if against:
     st.caption(ui.md_escape(against[0] + " " + "; ".join(line.strip() for line in against[1:])))
@@ -68,23 +68,23 @@ relations_tab, perturbations_tab, levels_tab, vi_tab, headline_tab = st.tabs(
     ["Per relation (Table VIII)", "Per perturbation (Table VII)", "Bug levels (Table IV)", "Test cases (Table VI)",
      "NBugs and Rate+ with intervals"])
 with relations_tab:
-    st.dataframe(wide(r["table_viii"], "relation"), hide_index=True, width="stretch", key="s-viii")
+    ui.table(wide(r["table_viii"], "relation"), key="s-viii")
     if r["table_viii"]:
         st.plotly_chart(figures.study_breakdown(r["table_viii"], "relation"), width="stretch", key="s-viii-fig")
 with perturbations_tab:
-    st.dataframe(wide(r["table_vii"], "perturbation"), hide_index=True, width="stretch", key="s-vii")
+    ui.table(wide(r["table_vii"], "perturbation"), key="s-vii")
     if r["table_vii"]:
         st.plotly_chart(figures.study_breakdown(r["table_vii"], "perturbation"), width="stretch", key="s-vii-fig")
 with levels_tab:
     st.caption(ui.LEVELS_HELP)
-    st.dataframe(pd.DataFrame(r["table_iv"]), hide_index=True, width="stretch", key="s-iv")
+    ui.table(r["table_iv"], key="s-iv")
 with vi_tab:
-    st.dataframe(pd.DataFrame(r["table_vi"]), hide_index=True, width="stretch", key="s-vi")
+    ui.table(r["table_vi"], key="s-vi")
 with headline_tab:
-    st.dataframe(pd.DataFrame(r["headline"]), hide_index=True, width="stretch", key="s-headline")
+    ui.table(r["headline"], key="s-headline")
     if r["precision"]:
         st.markdown("**Precision of the labelled detections (PPD) per system**")
-        st.dataframe(pd.DataFrame(r["precision"]), hide_index=True, width="stretch", key="s-ppd")
+        ui.table(r["precision"], key="s-ppd")
 
 # The two pickers below rerun only their own part of the page (a fragment): the figures above stay as they are.
 @st.fragment
@@ -128,7 +128,7 @@ def one_question(done: list) -> None:
                           "question as asked": answers["question"],
                           "EC": answers["ec_equivalent"].map({True: "equivalent", False: "not equivalent"}).fillna("–"),
                           **{s.system: answers[s.run_id] for s in done}})
-    st.dataframe(shown, hide_index=True, width="stretch", key="s-answers")
+    st.dataframe(shown, hide_index=True, placeholder=ui.MISSING, width="stretch", key="s-answers")
 
 
 cell_detections(pd.DataFrame(r["breakdown"]), dict(zip(systems["system"], systems["run_id"])))

@@ -36,4 +36,4 @@ if len(perturbed) and perturbed["ec_equivalent"].notna().all():
 perturbation = st.multiselect("Perturbation", sorted(rounds["perturbation"].unique()))
 if perturbation:
     rounds = rounds[rounds["perturbation"].isin(perturbation)]
-st.dataframe(rounds, hide_index=True, width="stretch")
+st.dataframe(rounds, hide_index=True, placeholder=ui.MISSING, width="stretch")

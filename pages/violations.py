@@ -121,7 +121,7 @@ if groups:
                         perturbations=[", ".join(p) for p in page["perturbations"]])
     col = st.column_config
     event = st.dataframe(
-        table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="v-groups",
+        table, hide_index=True, placeholder=ui.MISSING, width="stretch", on_select="rerun", selection_mode="single-row", key="v-groups",
         column_order=["seed_id", "source_round", "question", "detections", "relations", "perturbations", "max_level",
                       "labelled", "min_similarity", "sut", "run_id"],
         column_config={
@@ -171,7 +171,7 @@ table = page.assign(perturbations=[", ".join(json.loads(p)) for p in page["pertu
 table = table.drop(columns=["ec_equivalent"])
 col = st.column_config
 event = st.dataframe(
-    table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="v-table",
+    table, hide_index=True, placeholder=ui.MISSING, width="stretch", on_select="rerun", selection_mode="single-row", key="v-table",
     column_order=["detection_id", "relation", "perturbations", "seed_id", "source_round", "question", "output",
                   "reference", "similarity", "EC", "bug_level", *(["unstable"] if table["unstable"].any() else []),
                   *(["flaky"] if table["flaky"].any() else []),

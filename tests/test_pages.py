@@ -390,6 +390,7 @@ def test_metrics_page_shows_the_papers_tables_and_figures(db, run_id):
     labels_ = [b.proto.label for b in at.get("download_button")]
     assert labels_.count("HTML") == 7 and labels_.count("CSV") >= 5
     assert "Report to share (HTML)" in labels_  # the whole report as one file, as the README says
+    assert all(d.proto.placeholder == "—" for d in at.dataframe)  # a missing value shows as a dash, not "None"
 
 
 def test_metrics_page_compares_mortar_with_metal(tmp_path, monkeypatch):

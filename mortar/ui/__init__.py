@@ -27,6 +27,7 @@ from mortar.ui.kg_figure import kg_figure  # noqa: E402
 from mortar.ui.labelling import annotator_box, label_form, ppd_metrics, quick_label, run_ppd  # noqa: E402
 from mortar.ui.runs import (DATA, SAMPLE, no_runs_yet, open_inspector, pick_run, pick_run_or_stop,  # noqa: E402
                             run_label, runs_overview)
+from mortar.ui.tables import MISSING, table, tidy  # noqa: E402
 from mortar.ui.text import GLOSSARY, LEVELS_HELP, fmt, glossary, help_for, md_escape  # noqa: E402
 
 __all__ = ["READ_WAIT_S", "WRITE_WAIT_S", "read", "try_read", "csv_download", "figure_downloads",
@@ -34,4 +35,4 @@ __all__ = ["READ_WAIT_S", "WRITE_WAIT_S", "read", "try_read", "csv_download", "f
            "job_rows", "jobs_panel", "secrets_to_environment", "start_job", "start_study_job", "kg_figure", "annotator_box",
            "label_form", "ppd_metrics", "quick_label", "run_ppd", "DATA", "SAMPLE", "no_runs_yet", "open_inspector",
            "pick_run", "pick_run_or_stop", "run_label", "runs_overview", "GLOSSARY", "LEVELS_HELP", "fmt",
-           "glossary", "help_for", "md_escape"]
+           "glossary", "help_for", "md_escape", "MISSING", "table", "tidy"]

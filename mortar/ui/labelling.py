@@ -9,6 +9,7 @@ import streamlit as st
 from mortar import figures, labels, metrics, store
 from mortar import reports
 from mortar.ui.access import WRITE_WAIT_S, read
+from mortar.ui.tables import MISSING
 from mortar.ui.text import fmt, help_for, md_escape
 from mortar.vocab import SCORE_MAX, SCORE_MIN, TRUE_POSITIVE_BELOW, is_true_positive
 
@@ -144,7 +145,7 @@ def oracle_panel(run_id: str) -> None:
     if result["curve"]:
         fig = figures.oracle_curve(result)
         st.plotly_chart(fig, key="l-fig-oracle")
-        st.dataframe(result["curve"], hide_index=True, width="stretch", key="l-oracle-curve")
+        st.dataframe(result["curve"], hide_index=True, placeholder=MISSING, width="stretch", key="l-oracle-curve")
     st.markdown("The same from the command line:")
     st.code(f"mortar export {run_id} --what labelled-pairs --out labelled.jsonl\n"
             f"mortar score-answers labelled.jsonl --oracle {result['oracle'] or 'ORACLE'} --threshold {eps:g} "
