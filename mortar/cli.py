@@ -245,6 +245,8 @@ def cmd_run(args) -> None:
                   f"{m['test_cases']} test cases (" + ", ".join(f"{lv} {m[lv]}" for lv in LEVELS) + ")")
     if result.errored_rounds:
         print(f"  {result.errored_rounds} rounds errored (never counted as bugs)")
+    print("  time: " + " · ".join(f"{stage} {seconds:.1f} s" for stage, seconds in result.stages.items()
+                                  if seconds >= 0.05))
     print(f"  details: mortar report {result.run_id}")
     if budgets or baseline:
         check_budgets(args.db, result.run_id, budgets, baseline)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from mortar.methods import Answered, Made, Making, method_kinds, methods
 from mortar.oracle import Oracle, default_threshold
 from mortar.perturb import PerturbationSettings, original_case
 from mortar.reports import metric_rows, report
+from mortar.stages import Stages
 from mortar.store import StoreCache
 from mortar.verdict import ECVerdict
 from mortar.vocab import METAL_METHOD, MORTAR_METHOD, ORIG, RANDOM
@@ -56,6 +57,7 @@ class RunResult:
     errored_rounds: int
     threshold: float
     notes: tuple[str, ...] = ()
+    stages: dict[str, float] = field(default_factory=dict)  # seconds per stage of the run (``mortar.stages``)
 
 
 def run_id_for(kind: str, dataset: Dataset, run_seed: int, config: dict) -> str:
@@ -92,24 +94,29 @@ def knowledge_graphs(dataset: Dataset, extractor, db=None, progress=None) -> tup
 
 
 def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None, progress=None,
-                    oracle=None, pool=None, sut=None) -> tuple[list, list[TestCase], dict, dict[str, str], list[Made]]:
+                    oracle=None, pool=None, sut=None, stages: Stages | None = None
+                    ) -> tuple[list, list[TestCase], dict, dict[str, str], list[Made]]:
     """Seeds → knowledge graphs → ORIG and the chosen methods' test cases, seed by seed in registry order.
 
     Returns the seeds kept, the test cases, their EC verdicts, the failed seeds and what each method made
     (its notes, and for guided methods the evaluated mutants). ``sut``: for methods guided by its answers."""
-    graphs, failed = knowledge_graphs(dataset, extractor, db, progress)
+    stages = stages or Stages()
+    with stages("knowledge graphs"):
+        graphs, failed = knowledge_graphs(dataset, extractor, db, progress)
     seeds = [s for s in dataset.seeds if s.id not in failed]
     making = Making(seeds, config.run_seed, config, graphs, oracle, list(pool or dataset.seeds), sut, StoreCache(db),
-                    progress, dataset.sha256)
-    made: list[Made] = [m.make_cases(replace(making, settings=config.settings_of(name)))
-                        for name, m in methods().items() if name in config.methods]
+                    progress, dataset.sha256, stages=stages)
+    with stages("test cases"):
+        made: list[Made] = [m.make_cases(replace(making, settings=config.settings_of(name)))
+                            for name, m in methods().items() if name in config.methods]
     cases, verdicts = [], {}
     for seed in seeds:  # ORIG first, then each method's cases: the order the executor's prefix tree grows in
         orig = original_case(seed)
         cases.append(orig)
         # ORIG rounds are equivalent by definition; which checks would pass is kept to show beside the others
-        verdicts[orig.test_case_id] = check_case(graphs[seed.id], orig, {r.turn_id: r.question for r in seed.rounds},
-                                                 config.settings_of(MORTAR_METHOD).follow_rule)
+        with stages("context check"):
+            verdicts[orig.test_case_id] = check_case(graphs[seed.id], orig, {r.turn_id: r.question for r in seed.rounds},
+                                                     config.settings_of(MORTAR_METHOD).follow_rule)
         cases += [c for m in made for c in m.cases if c.seed_id == seed.id]
     verdicts.update({k: v for m in made for k, v in m.verdicts.items()})
     return seeds, cases, verdicts, failed, made
@@ -233,28 +240,33 @@ def suite_depends_on_sut(config: RunConfig) -> bool:
 
 
 def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor=None, progress=None,
-        suite: tuple | None = None) -> RunResult:
+        suite: tuple | None = None, stages: Stages | None = None) -> RunResult:
     """Test one SUT on one dataset with the configured methods: test cases, context check, answers, relations,
     metrics — all stored under the run id.
 
-    ``suite``: what :func:`make_test_cases` gave for this configuration, made once for a study's systems."""
+    ``suite``: what :func:`make_test_cases` gave for this configuration, made once for a study's systems.
+    ``stages``: where the seconds per stage are counted (the result's ``stages``)."""
+    stages = stages or Stages()
     full = dataset or dataset_of(config)
     dataset = limited(full, config.limit)
-    sut = sut or make_run_sut(config)  # max_new_tokens is in its fingerprint, hence in the run key; lanes is not
-    extractor = extractor or make_extractor(config.kg_backend)
-    oracle = Oracle(config.oracle)
+    with stages("loading the system and the models"):
+        sut = sut or make_run_sut(config)  # max_new_tokens is in its fingerprint, hence in the run key; lanes is not
+        extractor = extractor or make_extractor(config.kg_backend)
+        oracle = Oracle(config.oracle)
     run_id, key, threshold = planned_run_id(full, config, sut, extractor)
     # 1. seeds → knowledge graphs → ORIG and every method's test cases (MORTAR's with their EC verdicts)
     seeds, cases, verdicts, failed, made = suite or make_test_cases(dataset, config, db, extractor, progress, oracle,
-                                                                    full.seeds, sut)
+                                                                    full.seeds, sut, stages)
     notes = tuple(n for m in made for n in m.notes)
     ran_orders = {}
     if config.budget:
-        cases, note, ran_orders = _budgeted(config, dataset, seeds, cases, sut, db, progress)
+        with stages("test cases"):
+            cases, note, ran_orders = _budgeted(config, dataset, seeds, cases, sut, db, progress)
         notes += (note,)
     records = {name: m.record for name, m in zip([n for n in methods() if n in config.methods], made) if m.record}
     stored = {**key, "failed_seeds": failed, "run_config": config.to_json(), **({"made": records} if records else {})}
-    _store_run(db, run_id, "run", dataset, config.run_seed, stored, cases, verdicts, "running")
+    with stages("storing test cases"):
+        _store_run(db, run_id, "run", dataset, config.run_seed, stored, cases, verdicts, "running")
     mutants = [row for m in made for row in m.mutants]
     if mutants or ran_orders:
         with store.connect(db) as con:
@@ -265,7 +277,8 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     try:
         # 2. the SUT answers every round; answers are stored as they come and read back on a re-run
         cache = StoreCache(db)
-        answers = execute(seeds, cases, sut, cache, progress=_stage(progress, "answering"))
+        with stages("answering"):
+            answers = execute(seeds, cases, sut, cache, progress=_stage(progress, "answering"))
         # 2a. the noise floor: ORIG asked again, each repeat a whole conversation of its own
         orig_cases = [c for c in cases if c.perturbation == ORIG]
         orig_samples = [execute(seeds, orig_cases, sut, cache, sample=k,
@@ -277,8 +290,9 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
         # 3. reference-based testing and every method's relations
         if progress:
             progress(0, 1, {"stage": "judging"})
-        checks = judge(seeds, cases, verdicts, answers, oracle, threshold, selections, orig_samples,
-                       config.settings)
+        with stages("judging"):
+            checks = judge(seeds, cases, verdicts, answers, oracle, threshold, selections, orig_samples,
+                           config.settings)
         # 3a. confirmed detections: each detection's conversations asked again, afresh; one not found again is flaky
         if config.confirm:
             checks, note = confirm(seeds, cases, verdicts, answers, checks, sut, oracle, threshold, config.confirm,
@@ -289,12 +303,13 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
             store.write_run_status(con, run_id, "interrupted")
         raise
     unknown = {(s.id, r.turn_id) for s in seeds for r in s.rounds if r.is_unknown}
-    figures = report(checks, cases, verdicts, selections, mutants, unknown=unknown, made=records,
-                     budget_orders={by: [t for t, _ in ranked] for by, ranked in ran_orders.items()})
-    # an intent/slot system's answers carry their intent distributions: DialTest's Gini order costs no SUT call
-    # (a budgeted or Gini-searched run compares its own orders at equal calls instead)
-    gini_order = [] if config.budget or mutants else carried_gini_order(cases, seeds, answers, method_kinds())
-    with store.connect(db) as con:
+    with stages("report"):
+        figures = report(checks, cases, verdicts, selections, mutants, unknown=unknown, made=records,
+                         budget_orders={by: [t for t, _ in ranked] for by, ranked in ran_orders.items()})
+        # an intent/slot system's answers carry their intent distributions: DialTest's Gini order costs no SUT call
+        # (a budgeted or Gini-searched run compares its own orders at equal calls instead)
+        gini_order = [] if config.budget or mutants else carried_gini_order(cases, seeds, answers, method_kinds())
+    with stages("storing results"), store.connect(db) as con:
         con.begin()
         store.write_outputs(con, run_id, _round_rows(cases, answers, checks))
         store.write_checks(con, run_id, checks)
@@ -306,7 +321,7 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
         store.write_run_status(con, run_id, "done")
         con.commit()
     errored = sum(a.text is None for a in answers.values())
-    return RunResult(run_id, figures["metrics"], failed, errored, threshold, notes)
+    return RunResult(run_id, figures["metrics"], failed, errored, threshold, notes, stages.seconds)
 
 
 def _budgeted(config: RunConfig, dataset: Dataset, seeds, cases, sut, db, progress

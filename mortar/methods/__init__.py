@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import entry_points
 
@@ -44,6 +45,10 @@ class Making:
     progress: object = None  # progress(done, total, info) for long generation
     dataset_id: str = ""  # the dataset's sha256 (white-box scores of its seeds are stored under it)
     settings: object = None  # this method's own settings (its ``settings`` dataclass)
+    stages: object = None  # the run's ``Stages``: a step that is a stage of its own (the context check) is timed apart
+
+    def timed(self, stage: str):
+        return self.stages(stage) if self.stages is not None else nullcontext()
 
     def sensitivities(self):
         """(seed_id, turn_id) → the SUT's sensitivity to each seed question's words when the run targets the most

@@ -30,7 +30,8 @@ def make_cases(making: Making) -> Made:
         for case in perturbed_cases(seed, making.run_seed, settings):  # the dialogue-level transformation
             cases.append(case)
             # the constraint is no filter here: the EC verdict decides which relation judges each round
-            verdicts[case.test_case_id] = check_case(making.graphs[seed.id], case, questions, settings.follow_rule)
+            with making.timed("context check"):
+                verdicts[case.test_case_id] = check_case(making.graphs[seed.id], case, questions, settings.follow_rule)
     return Made(cases, verdicts)
 
 
