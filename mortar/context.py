@@ -16,8 +16,6 @@ a round that fails adds only what its question states explicitly.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from mortar.dataset import TestCase
 from mortar.kg.model import DialogueGraph, Graph
 from mortar.verdict import ECVerdict
@@ -49,14 +47,12 @@ def semantic_check(question: str, rg) -> bool:
         and not leans_on_context(question) and not follows_up(question)
 
 
-@lru_cache(maxsize=4096)
-def follows_up(question: str) -> bool:
+def _follows_up(doc) -> bool:
     """A short question that names nothing and takes its topic from the answer just given: a judgement with no
     complement ('Is it accurate?'), a verb of knowing or of outcome with none ('How can you be sure?', 'Did it
     help?'), or a time relative to a demonstrative ('And before this?'). Like an elliptical question, it must
     directly follow the round before it in the seed."""
 
-    doc = load_nlp().nlp(question)
     words = [t for t in doc if not t.is_punct]
     if not words or len(words) > MAX_FOLLOW_UP_WORDS or any(t.pos_ in ("NOUN", "PROPN") for t in words):
         return False
@@ -70,8 +66,7 @@ def follows_up(question: str) -> bool:
     return any(t.lower_ in ("that", "this") and t.dep_ == "pobj" and t.head.lower_ in TEMPORAL_PREPS for t in words)
 
 
-@lru_cache(maxsize=4096)
-def leans_on_context(question: str) -> bool:
+def _leans_on_context(doc) -> bool:
     """A question whose structure leaves out what it is about, whatever its length: a clause without a subject
     ('To study what?'), an unnamed someone ('Was anyone hurt?', 'Does everyone agree?'), a rank with no
     contest ('Who came second?'), an opening connective ('So what did he do?'), a contrast with nothing
@@ -79,7 +74,6 @@ def leans_on_context(question: str) -> bool:
     and has none ('Why did the board object?' has one; 'Why did Ines disagree?' has none). It needs the round
     before it in the seed, though not directly before."""
 
-    doc = load_nlp().nlp(question)
     words = [t for t in doc if not t.is_punct]
     if not words:
         return False
@@ -104,11 +98,46 @@ def leans_on_context(question: str) -> bool:
         and not any(t.tag_ in ("WP", "WDT") for t in doc)
 
 
-@lru_cache(maxsize=4096)
-def is_fragment(question: str) -> bool:
+def _is_fragment(doc) -> bool:
     """No finite verb: 'To study what?', 'And the second one?'."""
+    return not any(t.tag_ in ("VBD", "VBZ", "VBP", "MD") for t in doc)
 
-    return not any(t.tag_ in ("VBD", "VBZ", "VBP", "MD") for t in load_nlp().nlp(question))
+
+# what the check reads from a question's parse, by question: (follows up, leans on context, fragment)
+_shapes: dict[str, tuple[bool, bool, bool]] = {}
+MAX_SHAPES = 200_000
+
+
+def _shape(doc) -> tuple[bool, bool, bool]:
+    return _follows_up(doc), _leans_on_context(doc), _is_fragment(doc)
+
+
+def read_questions(questions) -> None:
+    """Parse the questions not read yet in one batch (spaCy parses a batch several times faster than one
+    question at a time) and keep what the check reads from them."""
+    new = sorted({q for q in questions if q not in _shapes})
+    if len(_shapes) + len(new) > MAX_SHAPES:
+        _shapes.clear()
+    for question, doc in zip(new, load_nlp().nlp.pipe(new, batch_size=256)):
+        _shapes[question] = _shape(doc)
+
+
+def _shape_of(question: str) -> tuple[bool, bool, bool]:
+    if question not in _shapes:
+        read_questions([question])
+    return _shapes[question]
+
+
+def follows_up(question: str) -> bool:
+    return _shape_of(question)[0]
+
+
+def leans_on_context(question: str) -> bool:
+    return _shape_of(question)[1]
+
+
+def is_fragment(question: str) -> bool:
+    return _shape_of(question)[2]
 
 
 def check_case(dg: DialogueGraph, case: TestCase, questions: dict[int, str], follow_rule: bool = True) -> list[ECVerdict]:

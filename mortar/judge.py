@@ -27,8 +27,11 @@ def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECV
     ``orig_samples``: the repeated answers of the ORIG cases, same keys (the noise floor, :func:`unstable_rounds`);
     ``settings``: method name → its settings in this run (``RunConfig.settings``; a method not given: its defaults).
     """
+    by_id = {s.id: s for s in seeds}
     oracle.prepare({a.text for a in answers.values() if a.text is not None}
-                   | {r.answer for s in seeds for r in s.rounds if r.answer})
+                   | {r.answer for s in seeds for r in s.rounds if r.answer},
+                   {c.question_at(by_id[c.seed_id], p) for c in cases if c.seed_id in by_id
+                    for p in range(1, len(c.source_rounds) + 1)})
     checks: list[Check] = []
     for seed in seeds:
         seed_cases = [c for c in cases if c.seed_id == seed.id]

@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import replace
 from itertools import combinations, product
 
-from mortar.context import check_case
+from mortar.context import check_case, read_questions
 from mortar.methods import Made, Making, Table, TestMethod, register_method
 from mortar.perturb import PerturbationSettings, perturbed_cases
 from mortar.relations import (DIRECTION, GROUP, INVARIANCE, Check, Judging, Relation, compare, differ,
@@ -25,6 +25,8 @@ from mortar import metrics
 def make_cases(making: Making) -> Made:
     settings = making.settings
     cases, verdicts = [], {}
+    with making.timed("context check"):
+        read_questions(r.question for seed in making.seeds for r in seed.rounds)
     for seed in making.seeds:
         questions = {r.turn_id: r.question for r in seed.rounds}
         for case in perturbed_cases(seed, making.run_seed, settings):  # the dialogue-level transformation

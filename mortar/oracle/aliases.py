@@ -49,7 +49,7 @@ _CASE_SENSITIVE = {"US", "U.S.", "UK", "U.K.", "USA", "U.S.A.", "UN", "U.N.", "E
 
 
 @lru_cache(maxsize=1)
-def _table() -> tuple[dict[str, str], re.Pattern, re.Pattern]:
+def _table() -> tuple[dict[str, str], dict[str, str], re.Pattern, re.Pattern]:
     canonical: dict[str, str] = {}
     for country, names in DEMONYMS.items():
         for name in names.split():
@@ -59,14 +59,14 @@ def _table() -> tuple[dict[str, str], re.Pattern, re.Pattern]:
     words = sorted((n for n in canonical if n not in exact), key=len, reverse=True)
     exact_re = re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in exact) + r")(?![\w])")
     words_re = re.compile(r"\b(" + "|".join(re.escape(n) for n in words) + r")\b", re.IGNORECASE)
-    return canonical, exact_re, words_re
+    return canonical, {k.lower(): v for k, v in canonical.items()}, exact_re, words_re
 
 
+@lru_cache(maxsize=65536)  # the same answers, references and stories come back check after check
 def canonical_names(text: str) -> str:
     """The text with one name per thing: 'She's Peruvian' → "She's Peru", 'the NYC fire department' →
     'the New York City fire department'."""
-    canonical, exact_re, words_re = _table()
-    lower = {k.lower(): v for k, v in canonical.items()}
+    canonical, lower, exact_re, words_re = _table()
     text = exact_re.sub(lambda m: canonical[m.group(1)], text)
     return words_re.sub(lambda m: lower[m.group(1).lower()], text)
 
