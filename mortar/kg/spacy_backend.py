@@ -114,6 +114,7 @@ class _SeedExtraction:
         self.nlp, self.rules, self.seed, self.story, self.pairs = nlp, nlp.rules, seed, story, pairs
         self.aliases = _full_names([story] + [d for p in pairs for d in p])
         self.values: set[str] = set()  # attribute values relations name ('happy'): no entity of any text
+        self._dialogue: tuple[Doc, list[Span]] | None = None
 
     # -- entities -------------------------------------------------------------------------
     def canonical(self, span: Span | Token) -> str:
@@ -402,22 +403,31 @@ class _SeedExtraction:
             return anaphor
         return replace(anaphor, antecedent=tuple(sorted(rounds[k].needed)))
 
+    def dialogue(self) -> tuple[Doc, list[Span]]:
+        """The whole dialogue as one document, coreferee's data built once, and each utterance's span in it
+        (question, answer, question, …). coreferee reads a token's sentence and what comes before it, never
+        what follows, so one document serves every round's anaphors."""
+        if self._dialogue is None:
+            docs = [d for p in self.pairs for d in p]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # W101: coreferee's extension is not copied; rebuilt below
+                combined = Doc.from_docs(docs)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # coreferee's per-token data is rebuilt by initialize()
+                self.rules.initialize(combined)
+            spans, offset = [], 0
+            for d in docs:
+                spans.append(combined[offset:offset + len(d)])
+                offset += len(d)
+            self._dialogue = (combined, spans)
+        return self._dialogue
+
     def anaphors(self, j: int) -> list[Anaphor]:
-        docs = [d for p in self.pairs[:j] for d in p] + [self.pairs[j][0]]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # W101: coreferee's extension is not copied; rebuilt below
-            combined = Doc.from_docs(docs) if len(docs) > 1 else docs[0]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # coreferee's per-token data is rebuilt by initialize()
-            self.rules.initialize(combined)
-        q_start = len(combined) - len(self.pairs[j][0])
+        _, utterances = self.dialogue()
+        question = utterances[2 * j]
+        q_start = question.start
         # earlier utterances, most recent first, each with the round it belongs to
-        spans, offset = [], 0
-        for k, d in enumerate(docs[:-1]):
-            spans.append((k // 2, combined[offset:offset + len(d)]))
-            offset += len(d)
-        spans.reverse()
-        question = combined[q_start:]
+        spans = [(k // 2, utterances[k]) for k in range(2 * j)][::-1]
         result = []
         for tok in question:
             kind = self.anaphor_kind(tok)
