@@ -33,8 +33,11 @@ def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECV
                    {c.question_at(by_id[c.seed_id], p) for c in cases if c.seed_id in by_id
                     for p in range(1, len(c.source_rounds) + 1)})
     checks: list[Check] = []
+    by_seed: dict[str, list[TestCase]] = {}
+    for c in cases:
+        by_seed.setdefault(c.seed_id, []).append(c)
     for seed in seeds:
-        seed_cases = [c for c in cases if c.seed_id == seed.id]
+        seed_cases = by_seed.get(seed.id, [])
         orig = [c for c in seed_cases if c.perturbation == ORIG]
         refs = references(seed, orig, answers)
         # an oracle that reads the story gets this seed's ('the younger brother' is the gold 'Tom' when it says so)

@@ -56,3 +56,9 @@ def load_nlp() -> NLP:
     version = nlp.meta.get("version", "?")
     log.info("spaCy %s %s, coreference: %s", package, version, mode)
     return NLP(nlp=nlp, rules=rules, spacy_model=f"{package}-{version}", coref_mode=mode)
+
+
+@lru_cache(maxsize=8)
+def parsed_story(story: str):
+    """The story's parse, shared by the judges that read the current seed's story (the answer oracle, story support)."""
+    return load_nlp().nlp(story)

@@ -110,6 +110,9 @@ def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None
         made: list[Made] = [m.make_cases(replace(making, settings=config.settings_of(name)))
                             for name, m in methods().items() if name in config.methods]
     cases, verdicts = [], {}
+    made_for: dict[str, list[TestCase]] = {}
+    for c in (c for m in made for c in m.cases):
+        made_for.setdefault(c.seed_id, []).append(c)
     for seed in seeds:  # ORIG first, then each method's cases: the order the executor's prefix tree grows in
         orig = original_case(seed)
         cases.append(orig)
@@ -117,7 +120,7 @@ def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None
         with stages("context check"):
             verdicts[orig.test_case_id] = check_case(graphs[seed.id], orig, {r.turn_id: r.question for r in seed.rounds},
                                                      config.settings_of(MORTAR_METHOD).follow_rule)
-        cases += [c for m in made for c in m.cases if c.seed_id == seed.id]
+        cases += made_for.get(seed.id, [])
     verdicts.update({k: v for m in made for k, v in m.verdicts.items()})
     return seeds, cases, verdicts, failed, made
 

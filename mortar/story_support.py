@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from mortar.answers import is_unknown, same_word
-from mortar.nlp import load_nlp
+from mortar.nlp import load_nlp, parsed_story
 
 _WH = {"what", "who", "whom", "whose", "which", "where", "when", "why", "how"}
 _CONTENT_POS = {"NOUN", "PROPN", "VERB", "ADJ", "ADV"}
@@ -37,7 +37,7 @@ def _content(doc) -> set[str]:
 @lru_cache(maxsize=64)
 def _sentences(story: str) -> tuple[frozenset[str], ...]:
     """Each sentence of the story as the lemmas and lower-cased forms of its words."""
-    doc = _nlp()(story)
+    doc = parsed_story(story)
     return tuple(frozenset({t.lemma_.lower() for t in s if t.is_alpha or t.like_num}
                            | {t.lower_ for t in s if t.is_alpha or t.like_num}) for s in doc.sents)
 

@@ -21,7 +21,7 @@ from mortar.answers import (CLOSED_CLASSES, PROFORMS, TITLES, analyse, analyse_q
 from mortar.oracle.aliases import canonical_names, countries, with_acronyms
 from mortar.oracle.embeddings import Embeddings
 from mortar.wordnet import WordNetMissing, antonyms, kind_in_common
-from mortar.nlp import load_nlp
+from mortar.nlp import load_nlp, parsed_story
 
 # the answer oracle's fixed points on its [0, 1] scale (default threshold 0.5)
 SURE_PASS, PASS, SURE_FAIL, FAIL = 1.0, 0.9, 0.0, 0.1
@@ -391,7 +391,7 @@ class AnswerJudge:
     def _story_sentences(self, story: str) -> list[tuple[set[str], str, list]]:
         """Each sentence of the story: its words, its text, and its tokens."""
         if story not in self._stories:
-            doc = self.nlp(story)
+            doc = parsed_story(story) if self.nlp is load_nlp().nlp else self.nlp(story)
             self._stories[story] = [({normalize_word(t.lemma_.lower()) for t in sent if t.is_alpha} |
                                      {t.lower_ for t in sent if t.is_alpha}, sent.text, list(sent))
                                     for sent in doc.sents]
