@@ -25,7 +25,7 @@ from mortar.dataset import Dataset, TestCase, limited
 from mortar.execute import execute
 from mortar.guide.prioritise import (GINI_ORDER, INITIAL, RANDOM_ORDER, carried_gini_order, case_scores, initial_order,
                                      order_by_scores, orig_answer_texts)
-from mortar.judge import judge
+from mortar.judge import judge, judge_in_parallel, judging_workers
 from mortar.kg.model import DialogueGraph, ExtractionError
 from mortar.methods import Answered, Made, Making, method_kinds, methods
 from mortar.oracle import Oracle, default_threshold
@@ -294,8 +294,10 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
         if progress:
             progress(0, 1, {"stage": "judging"})
         with stages("judging"):
-            checks = judge(seeds, cases, verdicts, answers, oracle, threshold, selections, orig_samples,
-                           config.settings)
+            workers = judging_workers(len(seeds))
+            checks = judge_in_parallel(workers, config.oracle, seeds, cases, verdicts, answers, threshold, selections,
+                                       orig_samples, config.settings) if workers > 1 else \
+                judge(seeds, cases, verdicts, answers, oracle, threshold, selections, orig_samples, config.settings)
         # 3a. confirmed detections: each detection's conversations asked again, afresh; one not found again is flaky
         if config.confirm:
             checks, note = confirm(seeds, cases, verdicts, answers, checks, sut, oracle, threshold, config.confirm,
