@@ -4,7 +4,7 @@ The datasets repeat the CoQA sample's 30 dialogues, each copy with its people an
 finds a copy's graphs or answers), and every run starts from an empty store. The system under test is a Python
 function (``--sut module:function``, as a user would plug one in) that answers with the story sentence sharing
 most words with the question, instantly. Per size the benchmark prints the seconds and peak resident memory of
-each stage of the run (``RunResult.stages``; judging spreads over one process a core from 100 dialogues, as the
+each stage of the run (``RunResult.stages``; knowledge graphs and judging spread over one process a core from 100 dialogues, as the
 ``mortar`` command does, and the peak memory of those processes is not counted), the checks made and the checks
 per second of the whole run; then the growth of the total time from each size to the next.
 
@@ -116,11 +116,11 @@ def one_size(n: int, methods: str) -> dict:
     from mortar.pipeline import run
     from mortar.stages import Stages
 
-    from mortar.judge import PARALLEL_FROM_SEEDS
+    from mortar.parallel import MAX_WORKERS, PARALLEL_FROM_SEEDS
 
-    # judging processes as the `mortar` command would use them for this many seeds
-    workers = min(4, os.cpu_count() or 1) if n >= PARALLEL_FROM_SEEDS else 1
-    os.environ["MORTAR_JUDGE_WORKERS"] = str(workers)
+    # worker processes as the `mortar` command would use them for this many seeds
+    workers = min(MAX_WORKERS, os.cpu_count() or 1) if n >= PARALLEL_FROM_SEEDS else 1
+    os.environ["MORTAR_WORKERS"] = str(workers)
     stages = Stages()
     with tempfile.TemporaryDirectory() as tmp, RssSampler(stages) as memory:
         path = Path(tmp) / f"scaled_{n}.json"
@@ -155,7 +155,7 @@ def main(argv=None) -> None:
         r = json.loads(out.stdout.strip().splitlines()[-1])
         results.append(r)
         print(f"\n{n} dialogues: {r['checks']:,} checks in {r['seconds']:.1f} s = {r['checks'] / r['seconds']:.0f} "
-              f"checks/s (judging in {r['workers']} process{'es' if r['workers'] > 1 else ''})", flush=True)
+              f"checks/s (knowledge graphs and judging in {r['workers']} process{'es' if r['workers'] > 1 else ''})", flush=True)
         print(f"  {'stage':<36}{'seconds':>9}{'share':>8}{'peak RSS MiB':>14}")
         for stage, seconds in r["stages"].items():
             peak = r["peaks"].get(stage)

@@ -7,15 +7,11 @@ found some bug; L3 = in a seed where RBT found no bug.
 
 from __future__ import annotations
 
-import os
-import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
-from multiprocessing import get_context
-from pathlib import Path
 
 from mortar.dataset import Seed, TestCase
 from mortar.methods import method_of_case
+from mortar.parallel import shares, spread
 from mortar.methods.dialtest_nlu import is_nlu, reference_checks
 from mortar.relations import RELATIONS, Check, Judging, references, unstable_rounds
 from mortar.verdict import ECVerdict
@@ -80,48 +76,24 @@ def with_levels(checks: list[Check], rbt_bug_rounds: set[int], seed_has_rbt_bug:
     return [replace(c, bug_level=level(c)) for c in checks]
 
 
-# Seeds are judged independently: a large run spreads them over processes, each with its own oracle.
-PARALLEL_FROM_SEEDS = 100  # below this a worker's start (spaCy, MiniLM: a few seconds) costs more than it saves
-
-
-def judging_workers(n_seeds: int) -> int:
-    """Processes for judging ``n_seeds`` seeds: under the ``mortar`` command, one per core from
-    PARALLEL_FROM_SEEDS seeds (at most 4), else 1; ``MORTAR_JUDGE_WORKERS`` overrides (a script of one's own must
-    then keep its work under ``if __name__ == "__main__":``, as multiprocessing asks)."""
-    if os.environ.get("MORTAR_JUDGE_WORKERS"):
-        return max(1, int(os.environ["MORTAR_JUDGE_WORKERS"]))
-    return min(4, os.cpu_count() or 1) if n_seeds >= PARALLEL_FROM_SEEDS and _under_mortar_command() else 1
-
-
-def _under_mortar_command() -> bool:
-    """Whether this process is the ``mortar`` command (or ``python -m mortar``): its main module is safe to import
-    again in a worker process, unlike an unguarded script that calls the pipeline."""
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    return (spec is not None and spec.name.startswith("mortar")) or Path(getattr(main, "__file__", "") or "").name == "mortar"
-
-
 def judge_in_parallel(workers: int, oracle_name: str, seeds: list[Seed], cases: list[TestCase], verdicts: dict,
                       answers: dict, threshold: float, selections: dict | None = None,
                       orig_samples: list[dict] | None = None, settings: dict | None = None) -> list[Check]:
-    """:func:`judge` over ``workers`` processes, each judging a contiguous share of the seeds with its own
-    ``oracle_name`` oracle; the checks come back in the seeds' order, as :func:`judge` gives them."""
-    share = -(-len(seeds) // workers)
-    chunks = [seeds[i:i + share] for i in range(0, len(seeds), share)]
-    with ProcessPoolExecutor(len(chunks), mp_context=get_context("spawn"), initializer=_start_worker,
-                             initargs=(oracle_name,)) as pool:
-        futures = []
-        for chunk in chunks:
-            ids = {s.id for s in chunk}
-            mine = [c for c in cases if c.seed_id in ids]
-            tcids = {c.test_case_id for c in mine}
-            futures.append(pool.submit(
-                _judge_share, chunk, mine, {k: v for k, v in verdicts.items() if k in tcids},
-                {k: v for k, v in answers.items() if k[0] in tcids}, threshold,
-                {k: v for k, v in (selections or {}).items() if k[0] in tcids} if selections else selections,
-                [{k: v for k, v in sample.items() if k[0] in tcids} for sample in orig_samples] if orig_samples
-                else orig_samples, settings))
-        return [c for f in futures for c in f.result()]
+    """:func:`judge` over ``workers`` processes (``mortar.parallel``), each judging a contiguous share of the
+    seeds with its own ``oracle_name`` oracle; the checks come back in the seeds' order, as :func:`judge` gives
+    them."""
+    jobs = []
+    for share in shares(seeds, workers):
+        ids = {s.id for s in share}
+        mine = [c for c in cases if c.seed_id in ids]
+        tcids = {c.test_case_id for c in mine}
+
+        def own(rows: dict) -> dict:
+            return {k: v for k, v in rows.items() if k[0] in tcids}
+        jobs.append((share, mine, {k: v for k, v in verdicts.items() if k in tcids}, own(answers), threshold,
+                     own(selections) if selections else selections,
+                     [own(sample) for sample in orig_samples] if orig_samples else orig_samples, settings))
+    return [c for checks in spread(_judge_share, jobs, _start_worker, (oracle_name,)) for c in checks]
 
 
 _worker_oracle = None

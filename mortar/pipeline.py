@@ -25,10 +25,11 @@ from mortar.dataset import Dataset, TestCase, limited
 from mortar.execute import execute
 from mortar.guide.prioritise import (GINI_ORDER, INITIAL, RANDOM_ORDER, carried_gini_order, case_scores, initial_order,
                                      order_by_scores, orig_answer_texts)
-from mortar.judge import judge, judge_in_parallel, judging_workers
+from mortar.judge import judge, judge_in_parallel
 from mortar.kg.model import DialogueGraph, ExtractionError
 from mortar.methods import Answered, Made, Making, method_kinds, methods
 from mortar.oracle import Oracle, default_threshold
+from mortar.parallel import shares, spread, workers_for
 from mortar.perturb import PerturbationSettings, original_case
 from mortar.reports import metric_rows, report
 from mortar.stages import Stages
@@ -78,7 +79,7 @@ def knowledge_graphs(dataset: Dataset, extractor, db=None, progress=None) -> tup
     failed: dict[str, str] = {}
     if todo:
         results = {}
-        for seed, result in zip(todo, extractor.extract_many(todo, progress=progress)):
+        for seed, result in zip(todo, _extract(extractor, todo, progress)):
             if isinstance(result, ExtractionError):
                 failed[seed.id] = str(result)
                 results[seed.id] = ("failed", None, str(result))
@@ -91,6 +92,23 @@ def knowledge_graphs(dataset: Dataset, extractor, db=None, progress=None) -> tup
             store.write_graphs(con, dataset.sha256, extractor.backend, extractor.model, results)
             con.commit()
     return graphs, failed
+
+
+def _extract(extractor, seeds: list, progress=None) -> list:
+    """The extractor's graphs of ``seeds``; the spaCy backend's spread over processes for a large run
+    (``mortar.parallel``)."""
+    workers = workers_for(len(seeds)) if extractor.backend == "spacy" else 1
+    if workers == 1:
+        return extractor.extract_many(seeds, progress=progress)
+    if progress:
+        progress(0, len(seeds), {"stage": "knowledge graph"})
+    return [g for graphs in spread(_extract_share, [(share,) for share in shares(seeds, workers)]) for g in graphs]
+
+
+def _extract_share(seeds: list) -> list:
+    from mortar.kg.spacy_backend import SpacyExtractor  # heavy: only where graphs are extracted
+
+    return SpacyExtractor().extract_many(seeds)
 
 
 def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None, progress=None,
@@ -294,7 +312,7 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
         if progress:
             progress(0, 1, {"stage": "judging"})
         with stages("judging"):
-            workers = judging_workers(len(seeds))
+            workers = workers_for(len(seeds))
             checks = judge_in_parallel(workers, config.oracle, seeds, cases, verdicts, answers, threshold, selections,
                                        orig_samples, config.settings) if workers > 1 else \
                 judge(seeds, cases, verdicts, answers, oracle, threshold, selections, orig_samples, config.settings)

@@ -1,11 +1,12 @@
-"""Judging spread over worker processes gives the checks one process gives, in the same order (similarities equal
-to six decimals)."""
+"""Work spread over worker processes (``mortar.parallel``) gives what one process gives: the same checks in the
+same order (similarities equal to six decimals), the same knowledge graphs."""
 
 from dataclasses import asdict
 
 from mortar.dataset import limited
 from mortar.formats import load_dataset
-from mortar.judge import judge, judge_in_parallel, judging_workers
+from mortar.judge import judge, judge_in_parallel
+from mortar.parallel import workers_for
 from mortar.oracle import Oracle, default_threshold
 from mortar.pipeline import RunConfig, make_test_cases
 from mortar.config import make_extractor
@@ -29,7 +30,17 @@ def test_workers_judge_as_one_process_does(tmp_path):
 
 
 def test_only_large_runs_under_the_mortar_command_spread_by_default(monkeypatch):
-    monkeypatch.delenv("MORTAR_JUDGE_WORKERS", raising=False)
-    assert judging_workers(5000) == 1  # pytest is no `mortar` command: its main module is not ours to import again
-    monkeypatch.setenv("MORTAR_JUDGE_WORKERS", "2")
-    assert judging_workers(3) == 2
+    monkeypatch.delenv("MORTAR_WORKERS", raising=False)
+    assert workers_for(5000) == 1  # pytest is no `mortar` command: its main module is not ours to import again
+    monkeypatch.setenv("MORTAR_WORKERS", "2")
+    assert workers_for(3) == 2
+
+
+def test_workers_extract_the_graphs_one_process_extracts(tmp_path, monkeypatch):
+    from mortar.pipeline import knowledge_graphs
+
+    dataset = limited(load_dataset(SAMPLE), 4)
+    alone, _ = knowledge_graphs(dataset, make_extractor("spacy"), tmp_path / "one.duckdb")
+    monkeypatch.setenv("MORTAR_WORKERS", "2")
+    spread, _ = knowledge_graphs(dataset, make_extractor("spacy"), tmp_path / "two.duckdb")
+    assert list(spread) == list(alone) and all(spread[k].to_json() == alone[k].to_json() for k in alone)

@@ -1,0 +1,50 @@
+"""Work that is independent per seed spread over processes, one a core: judging and the knowledge graphs.
+
+Workers are spawned (a fresh interpreter each, never a fork of a process whose torch threads are running) and
+load their own models, a few seconds each, so only runs of PARALLEL_FROM_SEEDS seeds or more are spread, and
+only under the ``mortar`` command, whose main module is safe to import again in a worker. A script of one's own
+may ask for workers with ``MORTAR_WORKERS`` when it keeps its work under ``if __name__ == "__main__":``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+PARALLEL_FROM_SEEDS = 100
+MAX_WORKERS = 4
+
+
+def workers_for(n_seeds: int) -> int:
+    """Processes for ``n_seeds`` seeds of independent work: one a core (at most MAX_WORKERS) for a large run under
+    the ``mortar`` command, else 1; ``MORTAR_WORKERS`` overrides."""
+    if os.environ.get("MORTAR_WORKERS"):
+        return max(1, int(os.environ["MORTAR_WORKERS"]))
+    if n_seeds < PARALLEL_FROM_SEEDS or not under_mortar_command():
+        return 1
+    return min(MAX_WORKERS, os.cpu_count() or 1)
+
+
+def under_mortar_command() -> bool:
+    """Whether this process is the ``mortar`` command (or ``python -m mortar``)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return (spec is not None and spec.name.startswith("mortar")) or Path(getattr(main, "__file__", "") or "").name == "mortar"
+
+
+def shares(items: Sequence, workers: int) -> list[Sequence]:
+    """``items`` cut into ``workers`` contiguous shares (fewer when there are fewer items)."""
+    size = -(-len(items) // max(1, workers))
+    return [items[i:i + size] for i in range(0, len(items), size)] if items else []
+
+
+def spread(task: Callable, jobs: list[tuple], start: Callable | None = None, start_args: tuple = ()) -> list:
+    """``task(*job)`` for every job, one worker process a job, each started by ``start(*start_args)``; the
+    results in the jobs' order."""
+    with ProcessPoolExecutor(len(jobs), mp_context=get_context("spawn"), initializer=start,
+                             initargs=start_args) as pool:
+        futures = [pool.submit(task, *job) for job in jobs]
+        return [f.result() for f in futures]
