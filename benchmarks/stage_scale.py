@@ -35,15 +35,22 @@ GIVEN = ("Ada Bram Cleo Dario Edda Fenn Greta Hugo Ines Jonas Kira Lars Mira Nil
          "Pia Rune Saga Tore Ulla Vera Wilm Ylva Zora").split()
 PLACES = ("Ashby Brantwick Coldmere Dunholt Elmsworth Farrowdale Glenharrow Hollin Ivybridge Jarrow Kettlewell "
           "Lindow Marsby Northam Oakridge Penmoor Quarrington Ravensholt Stonebury Thistlewick").split()
+SUFFIXES = ("", "ford", "ley", "wick", "holm", "by", "ton", "dale")
 PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 
 
+KEPT = set("Mrs Miss Mister Doctor Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March "
+           "April May June July August September October November December English French German Spanish".split())
+
+
 def proper_names(texts: list[str]) -> list[str]:
-    """Capitalised words found somewhere other than a sentence's start: the dialogue's names."""
+    """Capitalised words found somewhere other than a sentence's start, titles, days, months and languages
+    left out: the dialogue's names."""
     found: dict[str, None] = {}
     for text in texts:
         for m in PROPER.finditer(text):
-            found.setdefault(m.group(1))
+            if m.group(1) not in KEPT:
+                found.setdefault(m.group(1))
     return list(found)
 
 
@@ -53,9 +60,11 @@ def renamed(dialogue: dict, copy: int) -> dict:
         return dialogue
     texts = [dialogue["story"]] + [q["input_text"] for q in dialogue["questions"]] + \
             [a["input_text"] for a in dialogue["answers"]]
+    # copy k gives name i pool[(k + 11 i) mod P]: other names in every copy below P, other names within a copy;
+    # from P on, a suffix tells the rounds of the pool apart (no two copies share their texts, so no cache helps)
     pool = GIVEN + PLACES
-    mapping = {name: pool[(copy * 7 + i * 13) % len(pool)] + ("" if copy < len(pool) else str(copy // len(pool)))
-               for i, name in enumerate(proper_names(texts))}
+    suffix = SUFFIXES[copy // len(pool)]
+    mapping = {name: pool[(copy + 11 * i) % len(pool)] + suffix for i, name in enumerate(proper_names(texts))}
     if not mapping:
         return dialogue
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, mapping)) + r")\b")
