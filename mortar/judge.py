@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from mortar.dataset import Seed, TestCase
 from mortar.methods import method_of_case
+from mortar.oracle import Oracle
 from mortar.parallel import shares, spread
 from mortar.methods.dialtest_nlu import is_nlu, reference_checks
 from mortar.relations import RELATIONS, Check, Judging, references, unstable_rounds
@@ -101,8 +102,6 @@ _worker_oracle = None
 
 def _start_worker(oracle_name: str) -> None:
     import torch
-
-    from mortar.oracle import Oracle
 
     global _worker_oracle
     torch.set_num_threads(1)  # one process a core

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mortar"
 LAYERS = {
     0: ["mortar.vocab", "mortar.errors"],
     1: ["mortar.dataset", "mortar.formats", "mortar.kg.model", "mortar.kg", "mortar.verdict", "mortar.relations", "mortar.sut.base",
-        "mortar.caches", "mortar.settings"],
+        "mortar.caches", "mortar.settings", "mortar.stages", "mortar.parallel"],
     2: ["mortar.perturb", "mortar.context", "mortar.nlp", "mortar.wordnet", "mortar.oracle", "mortar.oracle.agreement", "mortar.answers",
         "mortar.story_support", "mortar.mutation_gate", "mortar.alignment", "mortar.calibrate", "mortar.metrics", "mortar.guide",
         "mortar.sut", "mortar.sut.nlu_hf", "mortar.kg.llm", "mortar.kg.prompts", "mortar.kg.spacy_backend", "mortar.chat",

@@ -67,7 +67,7 @@ def test_meaning_changing_perturbations_are_reverted():
 
 def test_unknown_gold_expects_unknown_and_levels_follow_rbt():
     class Exact:
-        def prepare(self, texts):
+        def prepare(self, texts, questions=()):
             pass
 
         def similarity(self, question, reference, candidate):

@@ -18,7 +18,7 @@ from mortar.vocab import METAL_METHOD, MORTAR_METHOD, MORTAR_RELATIONS
 class ExactOracle:
     """1.0 when the texts match ignoring case, else 0.0."""
 
-    def prepare(self, texts):
+    def prepare(self, texts, questions=()):
         pass
 
     def similarity(self, question, reference, candidate):
