@@ -7,8 +7,7 @@ from mortar import store
 from mortar.config import RunConfig, dataset_of, make_run_sut
 from mortar.dataset import DatasetError, limited
 from mortar.errors import InputError
-from mortar.guide.gini import carried_gini
-from mortar.guide.prioritise import GINI_ORDER, RANDOM_ORDER, case_scores, evaluation, initial_order, order_by_scores
+from mortar.guide.prioritise import GINI_ORDER, RANDOM_ORDER, carries_distributions, case_scores, evaluation, initial_order, order_by_scores
 from mortar.guide.sensitivity import require_local
 from mortar.methods import method_kinds
 from mortar.sut import SutError
@@ -33,7 +32,7 @@ def prioritise_run(run_id: str, by: str, db=None, target: str = "gold", progress
     if config is None or config.dataset is None:
         raise InputError(f"run {run_id} was made before runs stored their configuration; run it again to prioritise")
     sut = None
-    carried = by == GINI_ORDER and all(carried_gini(a) is not None for rounds in answers.values() for a in rounds if a)
+    carried = by == GINI_ORDER and carries_distributions(answers)
     if by != RANDOM_ORDER and not carried:  # gradients, attention, token probabilities: the SUT must be a local model
         try:
             sut = make_run_sut(config)

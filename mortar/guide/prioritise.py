@@ -210,14 +210,20 @@ def orig_answer_texts(cases: list[TestCase], answers: dict) -> dict[str, list[st
             for c in cases if c.perturbation == ORIG}
 
 
+def carries_distributions(orig_answers: dict[str, list[str | None]]) -> bool:
+    """Whether every seed answer given carries its own distribution (an intent/slot system's), so the gini order
+    needs no model."""
+    given = [a for rounds in orig_answers.values() for a in rounds if a]
+    return bool(given) and all(carried_gini(a) is not None for a in given)
+
+
 def carried_gini_order(cases: list[TestCase], seeds: list[Seed], answers: dict, kinds: list[str]
                        ) -> list[tuple[str, float]]:
     """The gini order of a run whose answers carry their own distribution (an intent/slot system's), as
     (test_case_id, score), first to run first; [] when any seed answer carries none (scoring it would ask a
     model)."""
     texts = orig_answer_texts(cases, answers)
-    given = [a for rounds in texts.values() for a in rounds if a is not None]
-    if not given or any(carried_gini(a) is None for a in given):
+    if not carries_distributions(texts):
         return []
     scores, _ = case_scores(GINI_ORDER, cases, seeds, orig_answers=texts)
     return [(c.test_case_id, scores[c.test_case_id]) for c in order_by_scores(initial_order(cases, kinds), scores)]
