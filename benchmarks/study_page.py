@@ -42,12 +42,16 @@ def idle(page, timeout_s: float = 60) -> None:
     page.wait_for_function(SETTLED, timeout=timeout_s * 1000, polling=20)
 
 
+def selectbox(page, label: str):
+    """The selectbox labelled ``label`` (exactly)."""
+    return page.locator('[data-testid="stSelectbox"]').filter(
+        has=page.locator('[data-testid="stWidgetLabel"]', has_text=re.compile(f"^{re.escape(label)}$"))).first
+
+
 def pick(page, label: str, steps: int) -> float:
     """Move the selectbox ``label`` ``steps`` options down (up when negative); seconds until the page shows what the
     new value gives (its text changed) and Streamlit has finished the rerun."""
-    box = page.locator('[data-testid="stSelectbox"]').filter(
-        has=page.locator('[data-testid="stWidgetLabel"]', has_text=re.compile(f"^{re.escape(label)}$"))).first
-    box.click()
+    selectbox(page, label).click()
     for _ in range(abs(steps)):
         page.keyboard.press("ArrowDown" if steps > 0 else "ArrowUp")
     before = page.evaluate(MAIN_TEXT)

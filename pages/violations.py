@@ -16,12 +16,21 @@ st.caption(f"A detection is a violated check: an {RBT} round answered unlike the
            "of a test method (MORTAR's metamorphic relations on a perturbed dialogue, METAL's on a perturbed question). "
            "Pick a row to open it in the inspector.")
 
-runs = ui.read(ui.runs_overview)
+db = str(store.db_path())
+stamps = ui.run_stamps()  # one query; the runs and the filters' choices come from the cache while no run changed
+runs = ui.cached_runs_overview(db, stamps)
 runs = runs[runs["checks"] > 0]
 if runs.empty:
     ui.no_runs_yet()
     st.stop()
 names = {r["run_id"]: ui.run_label(r) for _, r in runs.iterrows()}
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def filter_choices(db: str, run_ids: tuple[str, ...], stamps: dict[str, str]) -> dict[str, list]:
+    """The values each filter offers within the chosen runs, read again when a run's stamp has changed."""
+    return ui.read(store.filter_choices, run_ids)
+
 
 DETECTIONS, GROUPS = "Detections", "Groups"
 view = st.segmented_control("Show", [DETECTIONS, GROUPS], default=DETECTIONS, required=True, key="v-view",
@@ -41,7 +50,7 @@ with st.container(border=True):
     default_runs = [st.session_state["current_run"]] if st.session_state.get("current_run") in names else []
     run_ids = c1.multiselect("Runs", list(names), default=None if "v-runs" in st.session_state else default_runs,
                              format_func=names.get, placeholder="all runs", key="v-runs")
-    choices = ui.read(store.filter_choices, tuple(run_ids))
+    choices = filter_choices(db, tuple(run_ids), stamps)
     suts = c2.multiselect("SUT", choices["suts"], placeholder="any SUT", key="v-suts")
     relations = c3.multiselect("Relation", choices["relations"], placeholder="any relation", key="v-relations",
                                help=" ".join(ui.help_for(k) for k in RELATIONS))
@@ -88,20 +97,20 @@ def open_group(run_id: str, seed_id: str, source_round: int) -> None:
 
 def paged(con, find, key: str):
     """The current page of a store search (detections or groups), its total and the page count; the page number
-    kept under `key` is clamped to the pages there are."""
-    _, total = find(con, flt, sort, descending, 0, 0)
-    pages = max(1, -(-total // page_size))
-    if st.session_state.get(key, 1) > pages:
-        st.session_state[key] = pages
+    kept under `key` is clamped to the pages there are (asking again only when fewer match than it needs)."""
     page_no = int(st.session_state.get(key, 1))
-    page, _ = find(con, flt, sort, descending, page_size, (page_no - 1) * page_size)
+    page, total = find(con, flt, sort, descending, page_size, (page_no - 1) * page_size)
+    pages = max(1, -(-total // page_size))
+    if page_no > pages:
+        st.session_state[key] = page_no = pages
+        page, total = find(con, flt, sort, descending, page_size, (page_no - 1) * page_size)
     return page, total, pages, page_no
 
 
 if groups:
     def fetch_groups(con):
         """How many groups and detections match, and the current page of groups, in one visit to the store."""
-        _, detections = store.find_detections(con, flt, "detection", False, 0, 0)
+        detections = store.count_detections(con, flt)
         page, total, pages, page_no = paged(con, store.find_groups, "v-gpage")
         return page, total, detections, pages, page_no
 

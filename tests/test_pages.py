@@ -314,6 +314,34 @@ def test_inspector_lists_every_version_of_an_mr3_question(db, run_id):
     assert {"perturbation", "question", "sut_answer", "EC"} <= set(versions.columns)
 
 
+def test_inspector_rerun_reads_only_the_stamps_and_the_labels_while_the_run_is_unchanged(db, run_id, monkeypatch):
+    det = detection_ids(db, run_id, "MR1")[0]
+    at = app("inspector", inspect=(run_id, det))
+    opened = []
+    session = store.session
+    monkeypatch.setattr(store, "session", lambda *a, **k: opened.append(1) or session(*a, **k))
+    at.run()
+    assert not at.exception, at.exception
+    assert len(opened) == 2  # the runs' stamps and the run's PPD under the label form; the rest is cached
+
+
+def test_inspector_group_shows_a_label_saved_elsewhere_at_once(db, run_id):
+    det = detection_ids(db, run_id, "MR1")[0]
+    with store.session(db) as con:
+        seed_id, turn = con.execute("SELECT seed_id, source_round FROM detections WHERE run_id = ? AND detection_id = ?",
+                                    [run_id, det]).fetchone()
+    at = app("inspector", inspect=(run_id, det), inspect_group=(run_id, seed_id, turn))
+
+    def labels_of_det():
+        members = at.dataframe[0].value  # the group comes first
+        return int(members.loc[members["detection_id"] == det, "n_labels"].iloc[0])
+
+    assert labels_of_det() == 0
+    labels.save_label(run_id, det, "bob", 2, db=db)  # another browser session labels it
+    at.run()
+    assert labels_of_det() == 1
+
+
 def test_inspector_labels_a_detection_and_ppd_changes(db, run_id):
     det = detection_ids(db, run_id, "MR1")[0]
     at = app("inspector", inspect=(run_id, det))

@@ -3,7 +3,7 @@ import json
 import duckdb
 import pytest
 
-from mortar import store
+from mortar import labels, store
 from mortar.formats import load_dataset
 from mortar.perturb import PerturbationSettings
 from mortar.pipeline import generate
@@ -178,3 +178,25 @@ def test_the_seed_graph_is_the_one_the_runs_context_check_used(write_coqa, db):
         assert store.seed_graph(con, run_id, "a") == (None, "no knowledge graph is stored for this seed")
         assert store.seed_question(con, run_id, "a", 2) == "Question 2?"
         assert store.original_case_id(con, run_id, "a") is not None
+
+
+def test_a_runs_stamp_changes_with_its_results_and_labels_and_only_then(write_coqa, db):
+    """The dashboard keys its cached reads of a run by its stamp: a label or a new status must change it."""
+    dataset = load_dataset(write_coqa([coqa_record("a", 5)]))
+    a = generate(dataset, 1, PerturbationSettings(), db=db).run_id
+    b = generate(dataset, 2, PerturbationSettings(), db=db).run_id
+
+    def stamps():
+        with store.session(db) as con:
+            return store.run_stamps(con)
+
+    before = stamps()
+    assert set(before) == {a, b} and stamps() == before
+    labels.save_label(a, "MR1/x", "ann", 3, db=db)
+    labelled = stamps()
+    assert labelled[a] != before[a] and labelled[b] == before[b]
+    labels.save_label(a, "MR1/x", "ann", 7, db=db)  # replaced: as many labels as before, a later one
+    assert stamps()[a] != labelled[a]
+    with store.connect(db) as con:
+        store.write_run_status(con, b, "failed")
+    assert stamps()[b] != before[b]

@@ -20,7 +20,7 @@ from mortar.store.compare import (case_signatures, paired_answers, question_answ
 from mortar.store.connection import (DEFAULT_DB, LOCK_WAIT_S, MEMORY, PROJECT_ROOT, RETRY_S, StoreBusy, connect, db_path,
                                      open_file, open_read_only, process_lock, session, transaction)
 from mortar.store.detections import (GROUP_SORTABLE, NO_LEVEL, SORTABLE, UNKNOWN_SUT, DetectionFilter,
-                                     detection_relations, filter_choices, find_detections, find_groups,
+                                     count_detections, detection_relations, filter_choices, find_detections, find_groups,
                                      group_detections, group_key, parse_group_key, run_detections, sut_of_runs)
 from mortar.store.inspector import (case_rounds, detection, original_case_id, question_versions, round_sensitivity,
                                     is_persona_seed, seed_graph, seed_question, story,
@@ -28,7 +28,7 @@ from mortar.store.inspector import (case_rounds, detection, original_case_id, qu
 from mortar.store.labelling import (annotators, detection_context, final_labels, label_of, labelled_detections,
                                     read_adjudications, read_labels)
 from mortar.store.reads import (UnknownRun, detections_export, stored_datasets, stored_seeds, unknown_rounds, list_jobs, read_cases_and_verdicts, read_checks,
-                                read_confirmations, read_graphs, read_job, read_orig_samples, read_run_metrics, read_selections, read_mutants, read_priorities, read_sensitivities, read_runs, resolve_run_id, rounds_export,
+                                read_confirmations, read_graphs, read_job, read_orig_samples, read_run_metrics, read_selections, read_mutants, read_priorities, read_sensitivities, read_runs, resolve_run_id, rounds_export, run_stamps,
                                 run_config, mean_answer_seconds, stored_answers, stored_config, stored_configs, test_case_rounds,
                                 transformed_rounds)
 from mortar.store.records import StoredConfig
@@ -46,10 +46,10 @@ __all__ = [
     "upsert", "write_adjudication", "write_answers", "write_checks", "write_dataset", "write_graphs", "write_job",
     "write_confirmations", "write_label", "write_orig_samples", "write_outputs", "write_run", "write_run_metrics", "write_selections", "write_mutants", "write_priorities", "write_sensitivities", "write_run_status", "write_sut",
     "write_test_cases",
-    "StoredConfig", "UnknownRun", "resolve_run_id", "run_config", "stored_config", "stored_configs", "read_runs",
+    "StoredConfig", "UnknownRun", "resolve_run_id", "run_config", "run_stamps", "stored_config", "stored_configs", "read_runs",
     "read_run_metrics", "read_confirmations", "read_orig_samples", "read_selections", "read_mutants", "read_priorities", "read_sensitivities", "read_graphs", "read_checks", "read_cases_and_verdicts", "unknown_rounds", "stored_datasets", "stored_seeds", "test_case_rounds", "rounds_export",
     "detections_export", "transformed_rounds", "mean_answer_seconds", "stored_answers", "list_jobs", "read_job",
-    "NO_LEVEL", "SORTABLE", "UNKNOWN_SUT", "DetectionFilter", "find_detections", "filter_choices", "sut_of_runs",
+    "NO_LEVEL", "SORTABLE", "UNKNOWN_SUT", "DetectionFilter", "count_detections", "find_detections", "filter_choices", "sut_of_runs",
     "run_detections", "detection_relations", "GROUP_SORTABLE", "find_groups", "group_detections", "group_key",
     "parse_group_key",
     "STUDY_PREFIX", "is_study_id", "read_studies", "resolve_study_id", "study_config", "study_systems", "write_study",

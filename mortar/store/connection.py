@@ -2,9 +2,12 @@
 
 DuckDB lets one process write a file at a time, so connections are short: open, read or write, close.
 Inside one process it also refuses a read-only connection next to a read-write one and aborts one of
-two concurrent schema updates; :func:`session` therefore serialises connections within the process
-(the dashboard serves every browser session from one process, in threads), and :func:`transaction`
-retries a write that a concurrent writer made fail.
+two concurrent schema updates. The dashboard serves every browser session from one process, in threads,
+so :func:`session` keeps the process's readers and writers apart: reads of a file proceed together, each
+on its own cursor of one read-only connection that they share and the last of them closes (a run in
+another process can open the file between two page reads); a write waits until no read is under way, and
+reads wait while a write is under way or waiting. :func:`transaction` retries a write that a concurrent
+writer made fail.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 import threading
 import time
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -24,9 +28,9 @@ DEFAULT_DB = PROJECT_ROOT / "data" / "mortar.duckdb"
 LOCK_WAIT_S = 30.0  # how long to wait for another process (a running run, the dashboard) to let go
 RETRY_S = 30.0  # how long a write keeps retrying a transaction another writer made fail
 
-process_lock = threading.RLock()  # one connection at a time in this process (see the module docstring)
 MEMORY = ":memory:"  # as ``db``: a store that lives as long as the process (scripts, pytest), no file
 _memory = None
+_memory_lock = threading.Lock()
 
 
 class StoreBusy(RuntimeError):
@@ -99,33 +103,183 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False):
 def _memory_store():
     """The process's in-memory store, made with the schema on first use."""
     global _memory
-    with process_lock:
+    with _memory_lock:
         if _memory is None:
             _memory = duckdb.connect(MEMORY)
             _memory.execute(SCHEMA)
     return _memory
 
 
+class _ReadersWriter:
+    """The process's sessions of the store: any number of reads at once, or one write. A waiting write goes
+    before new reads. A thread may nest sessions of the kind it holds, not a write in its read or the reverse
+    (DuckDB refuses a read-only connection beside a read-write one)."""
+
+    def __init__(self):
+        self.changed = threading.Condition()
+        self.readers: dict[int, int] = {}  # thread → its read sessions under way
+        self.writer: int | None = None  # the thread writing
+        self.writes = 0  # its write sessions under way
+        self.writers_waiting = 0
+
+    def begin_read(self) -> None:
+        me = threading.get_ident()
+        with self.changed:
+            if self.writer == me:
+                raise RuntimeError("a read session inside a write session of the same thread")
+            # a thread that already reads goes on past a waiting write, which would otherwise wait for it forever
+            self.changed.wait_for(lambda: self.writer is None and (not self.writers_waiting or me in self.readers))
+            self.readers[me] = self.readers.get(me, 0) + 1
+
+    def end_read(self) -> None:
+        me = threading.get_ident()
+        with self.changed:
+            self.readers[me] -= 1
+            if not self.readers[me]:
+                del self.readers[me]
+                self.changed.notify_all()
+
+    def begin_write(self) -> None:
+        me = threading.get_ident()
+        with self.changed:
+            if me in self.readers:
+                raise RuntimeError("a write session inside a read session of the same thread")
+            if self.writer != me:
+                self.writers_waiting += 1
+                try:
+                    self.changed.wait_for(lambda: self.writer is None and not self.readers)
+                finally:
+                    self.writers_waiting -= 1
+                    self.changed.notify_all()
+                self.writer = me
+            self.writes += 1
+
+    def end_write(self) -> None:
+        with self.changed:
+            self.writes -= 1
+            if not self.writes:
+                self.writer = None
+                self.changed.notify_all()
+
+    @contextmanager
+    def reading(self):
+        self.begin_read()
+        try:
+            yield
+        finally:
+            self.end_read()
+
+    @contextmanager
+    def writing(self):
+        self.begin_write()
+        try:
+            yield
+        finally:
+            self.end_write()
+
+
+class _SharedReads:
+    """One read-only connection per file for the reads under way, opened by the first and closed by the last;
+    each read gets a cursor of its own (a DuckDB connection serves one thread, its cursors one each)."""
+
+    def __init__(self):
+        self.changed = threading.Condition()
+        self.connections: dict[str, list] = {}  # file → [its connection, the reads using it]
+        self.opening: set[str] = set()  # files whose first reader is still opening them
+
+    @contextmanager
+    def cursor(self, path: Path, open_connection):
+        key = str(path)
+        con = self._join(key, open_connection)
+        try:
+            with self.changed:
+                cursor = con.cursor()
+            try:
+                yield cursor
+            finally:
+                cursor.close()
+        finally:
+            self._leave(key)
+
+    def _join(self, key: str, open_connection):
+        with self.changed:
+            self.changed.wait_for(lambda: key not in self.opening)
+            if key in self.connections:
+                self.connections[key][1] += 1
+                return self.connections[key][0]
+            self.opening.add(key)
+        try:  # outside the lock: opening may wait for another process to let go of the file
+            con = open_connection()
+        except BaseException:
+            with self.changed:
+                self.opening.discard(key)
+                self.changed.notify_all()
+            raise
+        with self.changed:
+            self.opening.discard(key)
+            self.connections[key] = [con, 1]
+            self.changed.notify_all()
+        return con
+
+    def _leave(self, key: str) -> None:
+        with self.changed:
+            entry = self.connections[key]
+            entry[1] -= 1
+            if not entry[1]:
+                del self.connections[key]
+                entry[0].close()  # the file is free for another process until the next read
+
+
+_sessions = _ReadersWriter()
+_shared = _SharedReads()
+
+
+class _ProcessLock:
+    """``with process_lock:`` holds the store for a write with no session open, for code that opens its own
+    connections (:func:`connect`) in a process that serves sessions: the dashboard starting a background run."""
+
+    def __enter__(self):
+        _sessions.begin_write()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _sessions.end_write()
+
+
+process_lock = _ProcessLock()
+
+
 @contextmanager
 def session(db=None, read_only: bool = True, wait_s: float | None = None):
-    """A short connection to the store; one at a time in this process (other processes wait on the file lock).
+    """A short connection to the store; reads of this process proceed together, a write alone (see the module
+    docstring); other processes wait on the file lock.
 
     ``wait_s``: give up with :class:`StoreBusy` when another process holds the file that long (default: the
     store's own, longer wait).
     """
     path = db_path(db)
-    with process_lock:
-        if wait_s is not None and read_only and path.exists():
-            con = open_read_only(path, wait_s)  # what connect does for an existing file, with a short wait
-            try:
-                yield con
-            finally:
-                con.close()
-        else:
-            if wait_s is not None and path.exists():  # a write: wait for the file briefly, then open it as usual
-                open_read_only(path, wait_s).close()
-            with connect(db, read_only=read_only) as con:
-                yield con
+    if read_only:
+        with _sessions.reading(), _read_connection(path, wait_s) as con:
+            yield con
+        return
+    with _sessions.writing():
+        if wait_s is not None and path.exists():  # wait for the file briefly, then open it as usual
+            open_read_only(path, wait_s).close()
+        with connect(db, read_only=False) as con:
+            yield con
+
+
+@contextmanager
+def _read_connection(path: Path, wait_s: float | None):
+    """A read session's connection: a cursor of the file's shared read-only connection; the process's store
+    (``:memory:``) and a file not made yet read as :func:`connect` reads them."""
+    if str(path) == MEMORY or not path.exists():
+        with connect(path, read_only=True) as con:
+            yield con
+        return
+    opener = partial(open_file, path, True) if wait_s is None else partial(open_read_only, path, wait_s)
+    with _shared.cursor(path, opener) as con:
+        yield con
 
 
 def open_read_only(path: Path, wait_s: float):

@@ -108,14 +108,25 @@ _DETECTIONS_FROM = f"""
 """
 
 
+def _matching(con, flt: DetectionFilter) -> tuple[str, list]:
+    """The condition of ``flt`` on ``_DETECTIONS_FROM`` and the parameters of both."""
+    sut_of = sut_of_runs(con)
+    where, params = flt.where(sut_of)
+    return where, [list(sut_of), list(sut_of.values()), *params]
+
+
+def count_detections(con, flt: DetectionFilter = DetectionFilter()) -> int:
+    """How many detections match ``flt``."""
+    where, params = _matching(con, flt)
+    return int(con.execute(f"SELECT count(*) {_DETECTIONS_FROM} WHERE {where}", params).fetchone()[0])
+
+
 def find_detections(con, flt: DetectionFilter = DetectionFilter(), sort: str = "detection", descending: bool = False,
                     limit: int = 50, offset: int = 0) -> tuple[pd.DataFrame, int]:
     """One page of detections matching ``flt`` and how many match in all; filtered, sorted and paged in DuckDB."""
     if sort not in SORTABLE:
         raise ValueError(f"cannot sort by {sort!r}")
-    sut_of = sut_of_runs(con)
-    where, params = flt.where(sut_of)
-    params = [list(sut_of), list(sut_of.values()), *params]
+    where, params = _matching(con, flt)
     total = con.execute(f"SELECT count(*) {_DETECTIONS_FROM} WHERE {where}", params).fetchone()[0]
     order = f"{SORTABLE[sort]} {'DESC' if descending else 'ASC'} NULLS LAST, d.run_id, d.detection_id"
     page = con.execute(f"""
@@ -153,9 +164,7 @@ def find_groups(con, flt: DetectionFilter = DetectionFilter(), sort: str = "dete
     round) across perturbations and relations, with their counts; one page of them and how many groups match."""
     if sort not in GROUP_SORTABLE:
         raise ValueError(f"cannot sort groups by {sort!r}")
-    sut_of = sut_of_runs(con)
-    where, params = flt.where(sut_of)
-    params = [list(sut_of), list(sut_of.values()), *params]
+    where, params = _matching(con, flt)
     grouped = f"""
         SELECT d.run_id, d.seed_id, d.source_round, any_value(sr.question) AS question, any_value(s.sut) AS sut,
                count(*) AS detections, count(DISTINCT d.relation) AS n_relations,

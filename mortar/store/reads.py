@@ -93,6 +93,26 @@ def read_runs(con) -> pd.DataFrame:
         ORDER BY r.created_at DESC, r.run_id""").df()
 
 
+def run_stamps(con) -> dict[str, str]:
+    """run_id → a text that changes whenever what the dashboard shows of the run changes: its status and last
+    update, how many checks, answers and confirmations it stored, its labels and adjudications (how many, the
+    latest), and the sensitivity scores stored for its dataset. One query; pages key their caches by it."""
+    rows = con.execute("""
+        WITH ck AS (SELECT run_id, count(*) AS n FROM checks GROUP BY run_id),
+             rr AS (SELECT run_id, count(*) AS n FROM run_rounds GROUP BY run_id),
+             cf AS (SELECT run_id, count(*) AS n FROM confirmations GROUP BY run_id),
+             lb AS (SELECT run_id, count(*) AS n, max(labelled_at) AS last FROM labels GROUP BY run_id),
+             ad AS (SELECT run_id, count(*) AS n, max(decided_at) AS last FROM adjudications GROUP BY run_id),
+             se AS (SELECT dataset_id, count(*) AS n FROM sensitivities GROUP BY dataset_id)
+        SELECT r.run_id, concat_ws('|', r.status, r.updated_at, coalesce(ck.n, 0), coalesce(rr.n, 0),
+                                   coalesce(cf.n, 0), coalesce(lb.n, 0), coalesce(lb.last::VARCHAR, '-'),
+                                   coalesce(ad.n, 0), coalesce(ad.last::VARCHAR, '-'), coalesce(se.n, 0))
+        FROM runs r LEFT JOIN ck ON ck.run_id = r.run_id LEFT JOIN rr ON rr.run_id = r.run_id
+        LEFT JOIN cf ON cf.run_id = r.run_id LEFT JOIN lb ON lb.run_id = r.run_id LEFT JOIN ad ON ad.run_id = r.run_id
+        LEFT JOIN se ON se.dataset_id = r.dataset_id""").fetchall()
+    return dict(rows)
+
+
 def read_run_metrics(con, run_id: str | None = None) -> pd.DataFrame:
     """The metrics runs stored when they finished, one row per (run_id, method, metric) with its value."""
     clause, params = ("WHERE run_id = ?", [run_id]) if run_id else ("", [])

@@ -1,8 +1,10 @@
 """Dashboard components the pages share: the glossary, store reads, the run picker and runs overview, the
 background-job panel, the labelling form, the knowledge-graph figure and downloads.
 
-Every read opens the store, reads, and closes it again (through ``mortar.store.session``), so a run
-in the background can write between two page renders. Dataset and SUT text is shown with ``st.text``,
+Every read goes through ``mortar.store.session``: reads under way at once share one read-only connection, closed
+when the last ends, so a run in the background can write between two page renders. The Inspector and Violations
+pages keep what they read in Streamlit's cache, keyed by the runs' stamps (``store.run_stamps``): a run whose results
+or labels change is read again. Dataset and SUT text is shown with ``st.text``,
 ``st.dataframe`` or escaped markdown, never as HTML.
 """
 
@@ -25,8 +27,8 @@ from mortar.ui.job_panel import (DEMO_CONFIG, DEMO_DURATION, env_status, job_row
                                  secrets_to_environment, start_job, start_study_job)
 from mortar.ui.kg_figure import kg_figure  # noqa: E402
 from mortar.ui.labelling import annotator_box, label_form, ppd_metrics, quick_label, run_ppd  # noqa: E402
-from mortar.ui.runs import (DATA, SAMPLE, no_runs_yet, open_inspector, pick_run, pick_run_or_stop,  # noqa: E402
-                            run_label, runs_overview)
+from mortar.ui.runs import (DATA, SAMPLE, cached_runs_overview, no_runs_yet, open_inspector, pick_run,  # noqa: E402
+                            pick_run_or_stop, run_label, run_stamps, runs_overview)
 from mortar.ui.tables import MISSING, table, tidy  # noqa: E402
 from mortar.ui.text import GLOSSARY, LEVELS_HELP, fmt, glossary, help_for, md_escape  # noqa: E402
 
@@ -34,5 +36,5 @@ __all__ = ["READ_WAIT_S", "WRITE_WAIT_S", "read", "try_read", "csv_download", "f
            "png_export_available", "ec_summary", "verdict_table", "word_diff", "line_diff", "DEMO_CONFIG", "DEMO_DURATION", "env_status",
            "job_rows", "jobs_panel", "secrets_to_environment", "start_job", "start_study_job", "kg_figure", "annotator_box",
            "label_form", "ppd_metrics", "quick_label", "run_ppd", "DATA", "SAMPLE", "no_runs_yet", "open_inspector",
-           "pick_run", "pick_run_or_stop", "run_label", "runs_overview", "GLOSSARY", "LEVELS_HELP", "fmt",
+           "pick_run", "pick_run_or_stop", "run_label", "runs_overview", "run_stamps", "cached_runs_overview", "GLOSSARY", "LEVELS_HELP", "fmt",
            "glossary", "help_for", "md_escape", "MISSING", "table", "tidy"]

@@ -1,13 +1,82 @@
-"""The Inspector's views of a test case's rounds and their EC verdicts."""
+"""The Inspector's reads and views: what it shows of a detection, read once per run stamp (``store.run_stamps``)
+and kept in Streamlit's data cache for every browser session; the knowledge-graph figures of a round, laid out
+once; a test case's rounds and their EC verdicts as tables and aligned paragraphs."""
 
 from __future__ import annotations
 
 import difflib
 
 import pandas as pd
+import streamlit as st
 
+from mortar import store
 from mortar.alignment import align
+from mortar.ui.access import read
+from mortar.ui.kg_figure import kg_figures
 from mortar.ui.text import md_escape
+
+# The cached reads take the store's file (``db``) and the run's stamp as arguments: another store, or a run whose
+# results or labels changed, is read afresh.
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def detection_choices(db: str, run_id: str, stamp: str) -> tuple[list[str], int]:
+    """The first 1,000 detection ids of the run (the picker's choices) and how many it has."""
+    page, total = read(store.find_detections, store.DetectionFilter(run_ids=(run_id,)), "detection", False, 1000)
+    return list(page["detection_id"]), total
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def group_view(db: str, run_id: str, seed_id: str, source_round: int, stamp: str) -> dict:
+    """A bug group: its detections (``members``), the seed question and every version of it."""
+    def fetch(con):
+        return dict(members=store.group_detections(con, run_id, seed_id, source_round),
+                    question=store.seed_question(con, run_id, seed_id, source_round),
+                    versions=store.question_versions(con, run_id, seed_id, source_round))
+    return read(fetch)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def detection_view(db: str, run_id: str, detection_id: str, stamp: str) -> dict | None:
+    """What the Inspector shows of one detection, whichever version or round is picked, in one visit to the
+    store; None when the run has no such detection."""
+    return read(_detection_view, run_id, detection_id)
+
+
+def _detection_view(con, run_id: str, detection_id: str) -> dict | None:
+    det = store.detection(con, run_id, detection_id)
+    if det is None:
+        return None
+    seed_id, source_round = det["seed_id"], det["source_round"]
+    orig_id = store.original_case_id(con, run_id, seed_id)
+    original = store.case_rounds(con, run_id, orig_id) if orig_id else pd.DataFrame()
+    graph, why = store.seed_graph(con, run_id, seed_id)
+    return dict(
+        det=det, question=store.seed_question(con, run_id, seed_id, source_round), orig_id=orig_id,
+        original=original, graph=graph, no_graph=why,
+        versions=store.versions(con, run_id, det) if len(det["test_case_ids"]) > 1 else None,
+        orig_repeats=store.read_orig_samples(con, run_id, orig_id) if det.get("unstable") and orig_id else {},
+        confirmations=store.read_confirmations(con, run_id) if det.get("flaky") else {},
+        sensitivity=store.round_sensitivity(con, run_id, seed_id, source_round),
+        story=store.story(con, run_id, seed_id), persona=store.is_persona_seed(con, run_id, seed_id))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def case_view(db: str, run_id: str, test_case_id: str, stamp: str) -> tuple[pd.DataFrame, dict | None]:
+    """A test case's rounds (``store.case_rounds``) and its kind and grounding (``store.test_case``)."""
+    def fetch(con):
+        return store.case_rounds(con, run_id, test_case_id), store.test_case(con, run_id, test_case_id)
+    return read(fetch)
+
+
+# A resource cache: the figures are shared as they are, not unpickled on every rerun (which validates them again);
+# nothing changes them after they are drawn (st.plotly_chart copies a figure before it sends it).
+@st.cache_resource(max_entries=64, show_spinner=False)
+def round_figures(db: str, run_id: str, seed_id: str, stamp: str, _graph, turn_id: int, original: tuple[str, ...],
+                  perturbed: tuple[str, ...], whole: bool, width: int):
+    """:func:`mortar.ui.kg_figure.kg_figures` of a round; ``_graph`` (not hashed) is the seed's graph that db, run,
+    seed and stamp name."""
+    return kg_figures(_graph, turn_id, set(original), set(perturbed), whole=whole, width=width)
 
 
 def ec_summary(row) -> str:

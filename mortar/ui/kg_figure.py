@@ -199,7 +199,6 @@ def _draw(pos, sizes, edges, edge_text, entities, needed, stated, context, width
     def marker_y(name: str) -> float:  # the marker sits at the bottom of the entity's box, its label above
         return pos[name][1] - sizes[name][1] / 2 + BIG_MARKER / 2
 
-    fig = go.Figure()
     ex, ey, hx, hy, htext, notes = [], [], [], [], [], []
     for a, b in sorted(edges):
         mx, my = pos[("edge", a, b)]
@@ -213,30 +212,31 @@ def _draw(pos, sizes, edges, edge_text, entities, needed, stated, context, width
                           standoff=BIG_MARKER / 2, text=""))  # the relation's direction
         notes.append(dict(x=mx, y=my, text=html.escape(edge_text[(a, b)]), showarrow=False, xref="x", yref="y",
                           font=dict(size=EDGE_FONT, color="#5f5a52"), bgcolor="rgba(255,255,255,0.9)", borderpad=0))
-    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(width=1, color="#b3ada3"), hoverinfo="skip",
-                             showlegend=False))
-    fig.add_trace(go.Scatter(x=hx, y=hy, mode="markers", marker=dict(size=10, color="rgba(0,0,0,0)"),
-                             hovertext=htext, hoverinfo="text", showlegend=False))
+    # the traces and layout as plain dicts, validated once when the figure is made (trace by trace costs more)
+    traces = [dict(type="scatter", x=ex, y=ey, mode="lines", line=dict(width=1, color="#b3ada3"), hoverinfo="skip",
+                   showlegend=False),
+              dict(type="scatter", x=hx, y=hy, mode="markers", marker=dict(size=10, color="rgba(0,0,0,0)"),
+                   hovertext=htext, hoverinfo="text", showlegend=False)]
     names = [n for n in sizes if isinstance(n, str)]
     for label, colour in NODE_KINDS:
         chosen = [n for n in names if kind(n) == label]
         if not chosen:
             continue
         big = label in (NEEDED, MISSING)
-        fig.add_trace(go.Scatter(
-            x=[pos[n][0] for n in chosen], y=[marker_y(n) for n in chosen], mode="markers+text", name=label,
-            text=[html.escape(_short(n)) for n in chosen], textposition="top center",
+        traces.append(dict(
+            type="scatter", x=[pos[n][0] for n in chosen], y=[marker_y(n) for n in chosen], mode="markers+text",
+            name=label, text=[html.escape(_short(n)) for n in chosen], textposition="top center",
             textfont=dict(size=NODE_FONT, color="#1f1d1a"),
             hovertext=[html.escape(f"{n} ({entities[n].type})" if n in entities and entities[n].type else n)
                        for n in chosen], hoverinfo="text",
             marker=dict(size=BIG_MARKER if big else MARKER, color=colour,
                         line=dict(width=2 if big else 1, color="#1f1d1a"))))
     height = max((pos[k][1] + sizes[k][1] / 2 for k in sizes), default=0) + 4
-    fig.update_layout(
+    layout = dict(
         width=width + MARGIN["l"] + MARGIN["r"], height=height + MARGIN["t"] + MARGIN["b"] + LEGEND_HEIGHT,
         autosize=False, margin=dict(MARGIN, b=MARGIN["b"] + LEGEND_HEIGHT), plot_bgcolor="#ffffff",
         hovermode="closest", legend=dict(orientation="h", y=0, yanchor="top", x=0),
         xaxis=dict(visible=False, range=[0, width], fixedrange=True),
         yaxis=dict(visible=False, range=[0, height], fixedrange=True),
         title=dict(text=title, font=dict(size=13), x=0, xanchor="left"), annotations=notes)
-    return fig
+    return go.Figure(data=traces, layout=layout)

@@ -7,6 +7,7 @@ import streamlit as st
 
 from mortar import metrics, store
 from mortar import reports
+from mortar.ui.access import read
 from mortar.vocab import LEVELS, MT, RBT
 
 ROOT = store.PROJECT_ROOT
@@ -77,6 +78,17 @@ def runs_overview(con) -> pd.DataFrame:
     frame = frame.merge(ppd[["run_id", "PPD", "labelled"]], on="run_id", how="left")
     frame["labelled"] = frame["labelled"].fillna(0).astype(int)
     return frame
+
+
+def run_stamps() -> dict[str, str]:
+    """Every run's stamp (``store.run_stamps``), read in one query: what the pages key their cached reads by."""
+    return read(store.run_stamps)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def cached_runs_overview(db: str, stamps: dict[str, str]) -> pd.DataFrame:
+    """:func:`runs_overview` of the store ``db``, read again only when a run's stamp has changed."""
+    return read(runs_overview)
 
 
 def run_label(row) -> str:
