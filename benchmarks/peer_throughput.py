@@ -3,20 +3,18 @@
 Every row answers the test cases of the first ``--seeds`` sample seeds (the same rounds, greedy, the same SmolLM2
 weights) in a child process of its own, so each peak RSS is its own:
 
-- ``executor``: ``mortar.execute.execute`` with the ``smollm2`` SUT (prefix tree, KV reuse, batched lanes), and
-  ``executor-bf16`` with ``smollm2-bf16`` (the same weights in bfloat16);
+- ``executor``: ``mortar.execute.execute`` with the ``smollm2`` SUT (prefix tree, KV reuse, batched lanes);
 - ``generate_batch``: transformers' continuous batching (paged attention, prefix sharing), stock model, fed wave by
   wave: round k of every test case once round k-1 of all of them is answered, the best a user can do with it;
 - ``llama-server``: llama.cpp's server, a separate process on loopback with ``--slots`` slots, continuous batching
   and prompt caching, on the GGUF the ``smollm2`` preset itself is converted from, asked by our HTTP SUT at
   ``--slots`` lanes in the conversation-prefix tree's order; its peak RSS is the server's;
 - ``llama-server, one at a time``: the same server asked by a plain client, one request after another;
-- ``naive`` (``naive-bf16``): a loop of ``model.generate`` calls on the same model, no cache: the floor, and the
-  greedy ``generate`` answers every other row is compared with.
+- ``naive``: a loop of ``model.generate`` calls on the same model, no cache: the floor, and the greedy
+  ``generate`` answers every other row is compared with.
 
 For each it prints answers/s, wall time (answering only: loading and server start are not counted), peak RSS, the
-share of answers identical to greedy ``generate`` at the row's precision and to float32's, then the executor's
-ratio to the best peer. The server is built from the llama-cpp-python sdist by ``benchmarks/build_llama_server.sh`` (run first,
+share of answers identical to greedy ``generate``, then the executor's ratio to the best peer. The server is built from the llama-cpp-python sdist by ``benchmarks/build_llama_server.sh`` (run first,
 about 4-8 minutes; without it the llama rows say why in one line and the others are measured).
 
     .venv/bin/python benchmarks/peer_throughput.py                 # first seed, every peer
@@ -41,18 +39,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(ROOT))
 
 LLAMA_SERVER = ROOT / "data" / "cache" / "llama.cpp" / "build" / "bin" / "llama-server"
-PEERS = ("executor", "executor-bf16", "generate_batch", "llama-server", "llama-plain", "naive", "naive-bf16")
-TITLES = {"executor": "executor (ours)", "executor-bf16": "executor (ours), bfloat16",
-          "generate_batch": "transformers generate_batch, wave by wave",
+PEERS = ("executor", "generate_batch", "llama-server", "llama-plain", "naive")
+TITLES = {"executor": "executor (ours)", "generate_batch": "transformers generate_batch, wave by wave",
           "llama-server": "llama-server, our HTTP SUT", "llama-plain": "llama-server, one at a time",
-          "naive": "naive generate loop", "naive-bf16": "naive generate loop, bfloat16"}
+          "naive": "naive generate loop"}
 MODEL_NAME = "smollm2"
-BF16 = "-bf16"
-
-
-def reference_of(peer: str) -> str:
-    """The naive loop at the peer's precision: the greedy ``generate`` its answers should equal."""
-    return "naive-bf16" if peer.endswith(BF16) else "naive"
 
 
 def workload(seeds: int):
@@ -82,10 +73,10 @@ def one_at_a_time(answer, seeds, cases) -> dict:
     return answers
 
 
-def local_sut(args, peer: str):
+def local_sut(args):
     from mortar.sut import SutSettings, make_sut
 
-    return make_sut(MODEL_NAME + (BF16 if peer.endswith(BF16) else ""), SutSettings(max_new_tokens=args.max_new_tokens))
+    return make_sut(MODEL_NAME, SutSettings(max_new_tokens=args.max_new_tokens))
 
 
 def greedy_answer(sut, model, tokenizer):
@@ -116,7 +107,7 @@ def run_executor(args, peer: str) -> dict:
     from mortar.store import StoreCache
 
     seeds, cases = workload(args.seeds)
-    sut = local_sut(args, peer)
+    sut = local_sut(args)
     sut.loaded  # noqa: B018 - load before the clock starts
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
@@ -127,7 +118,7 @@ def run_executor(args, peer: str) -> dict:
 
 def run_naive(args, peer: str) -> dict:
     seeds, cases = workload(args.seeds)
-    sut = local_sut(args, peer)
+    sut = local_sut(args)
     model, tokenizer = sut.loaded
     start = time.perf_counter()
     answers = one_at_a_time(greedy_answer(sut, model, tokenizer), seeds, cases)
@@ -141,7 +132,7 @@ def run_generate_batch(args, peer: str) -> dict:
     from mortar.sut.local import load_model, stop_token_ids
 
     seeds, cases = workload(args.seeds)
-    sut = local_sut(args, peer)
+    sut = local_sut(args)
     model, tokenizer = load_model(sut.local, packed=False)  # the stock model, as a user of transformers has it
     stop = sorted(stop_token_ids(model, tokenizer, sut.local.stop_at_newline))
     config = GenerationConfig(do_sample=False, max_new_tokens=args.max_new_tokens, eos_token_id=stop,
@@ -238,8 +229,9 @@ def child(peer: str, args) -> dict:
     import torch
 
     torch.set_num_threads(args.threads)
-    run = {"executor": run_executor, "naive": run_naive, "generate_batch": run_generate_batch, "llama": run_llama}
-    result = run[peer.split("-")[0]](args, peer)
+    run = {"executor": run_executor, "naive": run_naive, "generate_batch": run_generate_batch,
+           "llama-server": run_llama, "llama-plain": run_llama}
+    result = run[peer](args, peer)
     result.setdefault("peak_rss_mib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return result
 
@@ -292,23 +284,20 @@ def main(argv=None) -> None:
     for peer in peers:
         print(f"measuring {TITLES[peer]} …", file=sys.stderr, flush=True)
         results[peer] = measure(peer, args)
-    print(f"\n{'system':<44} {'answers/s':>9} {'wall s':>8} {'peak RSS MiB':>12} {'identical to generate':>22} "
-          f"{'identical to float32 generate':>30}")
+    print(f"\n{'system':<44} {'answers/s':>9} {'wall s':>8} {'peak RSS MiB':>12} {'identical to generate':>22}")
     for peer, r in results.items():
         if "error" in r:
             print(f"{TITLES[peer]:<44} not measured: {r['error']}")
             continue
         print(f"{TITLES[peer]:<44} {len(r['answers']) / r['wall_s']:>9.2f} {r['wall_s']:>8.1f} "
-              f"{r['peak_rss_mib']:>12.0f} {share_same(r, results.get(reference_of(peer))):>22} "
-              f"{share_same(r, results.get('naive')):>30}")
+              f"{r['peak_rss_mib']:>12.0f} {share_same(r, results.get('naive')):>22}")
     others = {peer: r for peer, r in results.items()
               if not peer.startswith(("executor", "naive")) and "error" not in r}
     if others:
         best = min(others, key=lambda peer: others[peer]["wall_s"])
-        for peer in ("executor", "executor" + BF16):
-            if "wall_s" in results.get(peer, {}):
-                print(f"{TITLES[peer]} vs the best peer ({TITLES[best]}): "
-                      f"{others[best]['wall_s'] / results[peer]['wall_s']:.2f}x the answers per second")
+        if "wall_s" in results.get("executor", {}):
+            print(f"executor vs the best peer ({TITLES[best]}): "
+                  f"{others[best]['wall_s'] / results['executor']['wall_s']:.2f}x the answers per second")
 
 
 if __name__ == "__main__":

@@ -156,22 +156,3 @@ def test_answers_use_the_current_cache_api_without_deprecation_warnings(smollm2,
                 done += session.wait()
     said = [str(w.message) for w in caught] + [r.getMessage() for r in caplog.records]
     assert all(c.text for c in done) and not [s for s in said if "past_key_values" in s]
-
-
-def test_the_bf16_preset_answers_in_bfloat16_as_generate_does_at_that_precision(smollm2, seeds):
-    bf16 = make_sut("smollm2-bf16", lanes=2)
-    model, _ = bf16.loaded
-    assert model is not smollm2.loaded[0] and model.model.layers[0].mlp.up_proj.weight.dtype == torch.bfloat16
-    assert bf16.fingerprint != smollm2.fingerprint and bf16.config()["dtype"] == "bfloat16"
-    assert "dtype" not in smollm2.config()  # float32 runs keep the fingerprint they had
-    conversations = [Conversation(seeds[1].story, (), seeds[1].rounds[0].question),
-                     Conversation(seeds[2].story, (Turn(seeds[2].rounds[0].question, "In the mountains."),),
-                                  seeds[2].rounds[1].question)]
-    with bf16.session() as session:
-        for lane, conversation in enumerate(conversations):
-            session.submit(lane, conversation)
-        answers = {}
-        while len(answers) < 2:
-            answers.update({c.lane: c.text for c in session.wait()})
-        assert session._keys[0].dtype == torch.bfloat16  # the KV cache is kept at the weights' precision
-    assert [answers[0], answers[1]] == [generate(bf16, c) for c in conversations]

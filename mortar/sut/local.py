@@ -27,7 +27,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mortar.sut.base import LOCAL_LANES, LOGPROBS, SCORES, SUT, WEIGHTS, Completion, Conversation, Session, SutError, SutSettings
@@ -55,13 +55,6 @@ TRANSCRIPT_TEMPLATE = (
 )
 
 
-FLOAT32, BFLOAT16 = "float32", "bfloat16"
-# ``PRESET-bf16``: the preset's weights in bfloat16, for CPUs with bfloat16 instructions (AVX512-BF16, AMX, Arm's
-# BF16): decoding reads half the bytes per step. Its answers are its own (another fingerprint); most agree with
-# float32's, as benchmarks/peer_throughput.py reports.
-BF16_SUFFIX = "-bf16"
-
-
 @dataclass(frozen=True)
 class LocalModel:
     """Where a local model's weights come from and how to talk to it."""
@@ -72,7 +65,6 @@ class LocalModel:
     cache_key: str | None = None  # GGUF models: folder name of the converted copy under CACHE_DIR
     chat_template: str | None = None  # replaces the tokenizer's own
     stop_at_newline: bool = False
-    dtype: str = FLOAT32  # what the weights and the KV cache are computed in (see BF16)
 
 
 def smollm2() -> LocalModel:
@@ -113,16 +105,7 @@ def folder_model(folder: str | os.PathLike) -> LocalModel:
     return LocalModel(name=folder.name, weights_id=folder.name, source=lambda: (folder, None))
 
 
-def in_bfloat16(preset: Callable[[], LocalModel]) -> Callable[[], LocalModel]:
-    def model() -> LocalModel:
-        local = preset()
-        return replace(local, name=local.name + BF16_SUFFIX, dtype=BFLOAT16)
-
-    return model
-
-
 PRESETS = {"smollm2": smollm2, "gemma3-270m": gemma3_270m}
-PRESETS.update({name + BF16_SUFFIX: in_bfloat16(preset) for name, preset in list(PRESETS.items())})
 
 _loaded: dict[str, tuple] = {}
 _load_lock = threading.Lock()
@@ -134,7 +117,7 @@ def load_model(local: LocalModel, packed: bool = True):
     ``packed``: the linear layers laid out for fast answering (``mortar.sut.packed``), without gradients;
     white-box guidance asks for the model as loaded (``packed=False``), a copy of its own.
     """
-    key = (local.cache_key or str(local.source()[0]), local.dtype, packed)
+    key = (local.cache_key or str(local.source()[0]), packed)
     with _load_lock:
         if key not in _loaded:
             _loaded[key] = _load(local, packed)
@@ -148,7 +131,7 @@ def _load(local: LocalModel, packed: bool):
     start = time.perf_counter()
     folder = _converted(local) if local.cache_key else local.source()[0]
     tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=getattr(torch, local.dtype))
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     model.eval()
     if packed:
         from mortar.sut.packed import pack  # torch: loaded only with a local model
@@ -201,10 +184,7 @@ class LocalSUT(SUT):
         self.lanes = lanes
 
     def extra_config(self) -> dict:
-        config = {"weights": self.local.weights_id}
-        if self.local.dtype != FLOAT32:  # float32 runs keep the fingerprint they had before precisions were offered
-            config["dtype"] = self.local.dtype
-        return config
+        return {"weights": self.local.weights_id}
 
     @property
     def loaded(self):
