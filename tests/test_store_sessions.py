@@ -44,6 +44,13 @@ def in_thread(work) -> tuple[threading.Thread, list]:
     return thread, errors
 
 
+def finished(*started) -> bool:
+    """Whether the threads ``in_thread`` started all ended within WAIT_S, none of them raising."""
+    for thread, _ in started:
+        thread.join(WAIT_S)
+    return not any(thread.is_alive() or errors for thread, errors in started)
+
+
 def notes(db) -> int:
     with store.session(db) as con:
         return con.execute("SELECT count(*) FROM notes").fetchone()[0]
@@ -88,15 +95,13 @@ def test_a_write_waits_for_the_readers_and_they_see_it_after(db):
             leave.wait(WAIT_S)
             assert con.execute("SELECT count(*) FROM notes").fetchone() == (0,)
 
-    reader, read_errors = in_thread(read)
+    reader = in_thread(read)
     assert inside.wait(WAIT_S)
-    writer, write_errors = in_thread(lambda: (add_note(db), written.set()))
+    writer = in_thread(lambda: (add_note(db), written.set()))
     assert not written.wait(0.5)  # the reader is still inside
     leave.set()
     assert written.wait(WAIT_S)
-    reader.join(WAIT_S)
-    writer.join(WAIT_S)
-    assert not read_errors and not write_errors
+    assert finished(reader, writer)
     assert notes(db) == 1
 
 
@@ -110,15 +115,13 @@ def test_reads_wait_while_a_write_is_under_way(db):
             writing.set()
             finish.wait(WAIT_S)
 
-    writer, write_errors = in_thread(write)
+    writer = in_thread(write)
     assert writing.wait(WAIT_S)
-    reader, read_errors = in_thread(lambda: (seen.append(notes(db)), read_done.set()))
+    reader = in_thread(lambda: (seen.append(notes(db)), read_done.set()))
     assert not read_done.wait(0.5)  # the write is still under way
     finish.set()
     assert read_done.wait(WAIT_S)
-    writer.join(WAIT_S)
-    reader.join(WAIT_S)
-    assert not write_errors and not read_errors
+    assert finished(reader, writer)
     assert seen == [1]
 
 
@@ -139,13 +142,11 @@ def test_a_thread_reading_reads_again_past_a_waiting_write(db):
         while not connection._sessions.writers_waiting and time.monotonic() < deadline:
             time.sleep(0.01)
 
-    reader, read_errors = in_thread(read_twice)
+    reader = in_thread(read_twice)
     assert inside.wait(WAIT_S)
-    writer, write_errors = in_thread(lambda: add_note(db))
+    writer = in_thread(lambda: add_note(db))
     assert nested.wait(WAIT_S)
-    reader.join(WAIT_S)
-    writer.join(WAIT_S)
-    assert not read_errors and not write_errors
+    assert finished(reader, writer)
     assert notes(db) == 1
 
 
