@@ -102,7 +102,7 @@ def finish(sut, text: str) -> str:
     return (text.split("\n", 1)[0] if sut.local.stop_at_newline else text).strip()
 
 
-def run_executor(args, peer: str) -> dict:
+def run_executor(args) -> dict:
     from mortar.execute import execute
     from mortar.store import StoreCache
 
@@ -116,7 +116,7 @@ def run_executor(args, peer: str) -> dict:
     return {"wall_s": wall, "answers": {f"{tc}|{pos}": a.text for (tc, pos), a in answers.items()}}
 
 
-def run_naive(args, peer: str) -> dict:
+def run_naive(args) -> dict:
     seeds, cases = workload(args.seeds)
     sut = local_sut(args)
     model, tokenizer = sut.loaded
@@ -125,7 +125,7 @@ def run_naive(args, peer: str) -> dict:
     return {"wall_s": time.perf_counter() - start, "answers": answers}
 
 
-def run_generate_batch(args, peer: str) -> dict:
+def run_generate_batch(args) -> dict:
     from transformers import GenerationConfig
 
     from mortar.sut import Conversation, Turn
@@ -197,13 +197,14 @@ def peak_rss_of(pid: int) -> float:
     return float("nan")
 
 
-def run_llama(args, peer: str) -> dict:
+def run_llama(args, lanes: int) -> dict:
+    """Our HTTP SUT at ``lanes`` lanes in prefix-tree order (more than one), or a plain client one request at a
+    time."""
     from mortar.execute import execute
     from mortar.store import StoreCache
     from mortar.sut import SutSettings, make_sut
 
     seeds, cases = workload(args.seeds)
-    lanes = args.slots if peer == "llama-server" else 1
     server, url = start_llama_server(args.slots, args.threads)
     try:
         env = {"MORTAR_OPENAI_BASE_URL": f"{url}/v1", "MORTAR_OPENAI_API_KEY": ""}
@@ -230,8 +231,8 @@ def child(peer: str, args) -> dict:
 
     torch.set_num_threads(args.threads)
     run = {"executor": run_executor, "naive": run_naive, "generate_batch": run_generate_batch,
-           "llama-server": run_llama, "llama-plain": run_llama}
-    result = run[peer](args, peer)
+           "llama-server": lambda a: run_llama(a, a.slots), "llama-plain": lambda a: run_llama(a, 1)}
+    result = run[peer](args)
     result.setdefault("peak_rss_mib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return result
 

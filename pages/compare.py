@@ -14,7 +14,7 @@ st.caption("Run A (the baseline) against run B (another SUT, or a new version of
            "detection is the same in both when the same check — relation, test case and position, or the seed "
            "question for a group relation — is violated; its bug level is compared separately.")
 
-runs = ui.read(ui.runs_overview)
+runs = ui.current_runs()
 runs = runs[runs["checks"] > 0]
 if len(runs) < 2:
     st.info("Comparing needs two finished runs of the same test cases: the same dataset, seed and test settings "

@@ -13,7 +13,7 @@ st.title("Export")
 st.caption("Downloads of one run: every round with the SUT's answer, reference, similarity and EC verdict; the "
            "detections; the precision labels with the final (adjudicated) labels; and the metrics of RBT and MT.")
 
-runs = ui.read(ui.runs_overview)
+runs = ui.current_runs()
 run_id = ui.pick_run_or_stop(runs, key="e-run", with_checks=False)
 
 

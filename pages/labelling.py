@@ -13,7 +13,7 @@ st.caption("Precision labelling as in the paper: score each detection 0–10 for
            "a score below 6 marks a true positive (a real bug). PPD is the share of true positives; Cohen's kappa "
            "says how well two annotators agree beyond chance.")
 
-runs = ui.read(ui.runs_overview)
+runs = ui.current_runs()
 run_id = ui.pick_run_or_stop(runs, key="l-run")
 annotator = ui.annotator_box("l")
 if annotator is None:

@@ -19,7 +19,7 @@ st.caption(f"{RBT} (the seeds asked as they are) against every test method of th
            "the perturbed dialogues), as in the paper's tables. Every figure downloads as HTML (interactive, "
            "offline) or PNG, every table as CSV.")
 
-runs = ui.read(ui.runs_overview)
+runs = ui.current_runs()
 run_id = ui.pick_run_or_stop(runs, key="m-run")
 row = runs[runs["run_id"] == run_id].iloc[0]
 

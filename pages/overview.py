@@ -12,7 +12,7 @@ st.caption(f"Each run tests one dialogue system (the SUT) on one dataset: refere
            "perturbations). "
            "Hover over a column title for what it means.")
 
-runs = ui.read(ui.runs_overview)
+runs = ui.current_runs()
 has_jobs = not ui.read(ui.job_rows).empty
 
 if runs.empty and not has_jobs:

@@ -11,7 +11,7 @@ st.caption("Each test case asks a seed's questions in a new order — "
            + f" — or with one question changed. {ORIG} is the seed as it is. `source_round` is the seed round asked at "
            "each position.")
 
-runs = ui.read(ui.runs_overview)
+runs = ui.current_runs()
 run_id = ui.pick_run(runs, with_checks=False, key="t-run")
 if run_id is None:
     st.info("No test cases yet. Launch a run, or generate test cases with "

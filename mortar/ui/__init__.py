@@ -27,7 +27,7 @@ from mortar.ui.job_panel import (DEMO_CONFIG, DEMO_DURATION, env_status, job_row
                                  secrets_to_environment, start_job, start_study_job)
 from mortar.ui.kg_figure import kg_figure  # noqa: E402
 from mortar.ui.labelling import annotator_box, label_form, ppd_metrics, quick_label, run_ppd  # noqa: E402
-from mortar.ui.runs import (DATA, SAMPLE, cached_runs_overview, no_runs_yet, open_inspector, pick_run,  # noqa: E402
+from mortar.ui.runs import (DATA, SAMPLE, cached_runs_overview, current_runs, no_runs_yet, open_inspector, pick_run,  # noqa: E402
                             pick_run_or_stop, run_label, run_stamps, runs_overview)
 from mortar.ui.tables import MISSING, table, tidy  # noqa: E402
 from mortar.ui.text import GLOSSARY, LEVELS_HELP, fmt, glossary, help_for, md_escape  # noqa: E402
@@ -36,5 +36,5 @@ __all__ = ["READ_WAIT_S", "WRITE_WAIT_S", "read", "try_read", "csv_download", "f
            "png_export_available", "ec_summary", "verdict_table", "word_diff", "line_diff", "DEMO_CONFIG", "DEMO_DURATION", "env_status",
            "job_rows", "jobs_panel", "secrets_to_environment", "start_job", "start_study_job", "kg_figure", "annotator_box",
            "label_form", "ppd_metrics", "quick_label", "run_ppd", "DATA", "SAMPLE", "no_runs_yet", "open_inspector",
-           "pick_run", "pick_run_or_stop", "run_label", "runs_overview", "run_stamps", "cached_runs_overview", "GLOSSARY", "LEVELS_HELP", "fmt",
+           "pick_run", "pick_run_or_stop", "run_label", "runs_overview", "run_stamps", "cached_runs_overview", "current_runs", "GLOSSARY", "LEVELS_HELP", "fmt",
            "glossary", "help_for", "md_escape", "MISSING", "table", "tidy"]

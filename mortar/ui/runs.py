@@ -91,6 +91,12 @@ def cached_runs_overview(db: str, stamps: dict[str, str]) -> pd.DataFrame:
     return read(runs_overview)
 
 
+def current_runs() -> pd.DataFrame:
+    """:func:`runs_overview` of the store now: one query for the stamps, the rest from the cache while no run
+    changed."""
+    return cached_runs_overview(str(store.db_path()), run_stamps())
+
+
 def run_label(row) -> str:
     return f"{row['run_id']} · {row['sut']} · {row['dataset']} · {str(row['created_at'])[:16]}"
 
