@@ -6,9 +6,9 @@ PyTorch's dynamic quantization kernel (``torch.ops.quantized.linear_dynamic``, F
 input with one range for the whole batch. That would make a lane's answer depend on what the other lanes hold, so
 each row is first scaled to the range [-1, 1] and a calibration row holding -1 and 1 fixes the batch's range: every
 row is then quantized alone (per token), products are summed in integers, and a row's result is the same in any
-batch, alone or beside others. Greedy answers are therefore the same whatever the lanes, as with float32, but they
-are the int8 model's own answers (another fingerprint); how many agree with float32's answers,
-``benchmarks/peer_throughput.py`` reports.
+batch, alone or beside others. The rest of the model still sees float noise from padded attention, which int8
+rounding can magnify: greedy answers in lanes are not always those of ``generate`` alone, and they are the int8
+model's own answers (another fingerprint).
 
 The output head gets an int8 copy of its own; the input embedding it is tied to stays float32.
 """

@@ -61,8 +61,8 @@ BATCHED_PREFILL_TOKENS = 96
 
 FLOAT32, INT8 = "float32", "int8"
 # ``PRESET-int8``: the preset's linear layers with int8 weights (``mortar.sut.int8``): decoding reads a quarter of
-# the bytes per step. Its answers are its own (another fingerprint); most agree with float32's, as
-# benchmarks/peer_throughput.py reports. Its white-box view (GRI's gradients, WALI's attention) is the float32
+# the bytes per step. Its answers are its own (another fingerprint); how many agree with float32's is not measured
+# yet. Its white-box view (GRI's gradients, WALI's attention) is the float32
 # model its weights are rounded from.
 INT8_SUFFIX = "-int8"
 
@@ -338,7 +338,7 @@ class LocalSession(Session):
                 if self._lanes[lane].pending:
                     self._prefill(lane, self._lanes[lane])
             running = [i for i, s in enumerate(self._lanes) if s.busy and not self._finished(s)]
-            # decode until enough lanes are free to be worth handing new work: each new conversation is prefilled alone
+            # decode until enough lanes are free to be worth handing new work: new conversations wait to be prefilled
             target = max(1, int(len(busy) * self.refill_share + 0.5))
             if running and len(busy) - len(running) < target:
                 self._decode(running, target - (len(busy) - len(running)))
@@ -408,11 +408,15 @@ class LocalSession(Session):
                          cache=cache, use_cache=True, logits_to_keep=1)
         self.forward_calls += 1
         self.prefill_passes += 1
+        self._start_answer(state, out.logits[:, -1])
+
+    def _start_answer(self, state: _Lane, logits) -> None:
+        """A lane's pending tokens are in its cache now; ``logits`` (one row) choose the answer's first token."""
         self.prefilled_tokens += len(state.pending)
         state.tokens = state.tokens + state.pending
         state.pending = []
-        state.generated = [int(out.logits[0, -1].argmax())]
-        state.impurity = float(_impurity(out.logits[:, -1])[0])
+        state.generated = [int(logits[0].argmax())]
+        state.impurity = float(_impurity(logits)[0])
 
     def _prefill_rows(self, rows: list[int]) -> None:
         """The pending tokens of the lanes ``rows`` in one forward pass, each written after its own cached tokens.
@@ -444,12 +448,7 @@ class LocalSession(Session):
         self.prefill_passes += 1
         for i in rows:
             state = self._lanes[i]
-            logits = out.logits[i - first, last_token.index(len(state.pending) - 1)].unsqueeze(0)
-            self.prefilled_tokens += len(state.pending)
-            state.tokens = state.tokens + state.pending
-            state.pending = []
-            state.generated = [int(logits[0].argmax())]
-            state.impurity = float(_impurity(logits)[0])
+            self._start_answer(state, out.logits[i - first, last_token.index(len(state.pending) - 1)].unsqueeze(0))
 
     def _decode(self, rows: list[int], until_finished: int) -> None:
         """Greedy steps for the lanes ``rows`` in one batch until ``until_finished`` of them are done.
