@@ -11,13 +11,10 @@ weights) in a child process of its own, so each peak RSS is its own:
   ``--slots`` lanes in the conversation-prefix tree's order; its peak RSS is the server's;
 - ``llama-server, one at a time``: the same server asked by a plain client, one request after another;
 - ``naive``: a loop of ``model.generate`` calls on the same model, no cache: the floor, and the greedy
-  ``generate`` answers every other row is compared with;
-- ``executor-int8`` and ``naive-int8``: the same two on the ``smollm2-int8`` preset (int8 linear weights,
-  ``mortar.sut.int8``); the int8 executor is compared with int8 greedy ``generate`` (same precision) and with
-  float32's.
+  ``generate`` answers every other row is compared with.
 
 For each it prints answers/s, wall time (answering only: loading and server start are not counted), peak RSS, the
-share of answers identical to greedy ``generate`` at the same precision and to float32 greedy ``generate``, then the executor's ratio to the best peer. The server is built from the llama-cpp-python sdist by ``benchmarks/build_llama_server.sh`` (run first,
+share of answers identical to greedy ``generate``, then the executor's ratio to the best peer. The server is built from the llama-cpp-python sdist by ``benchmarks/build_llama_server.sh`` (run first,
 about 4-8 minutes; without it the llama rows say why in one line and the others are measured).
 
     .venv/bin/python benchmarks/peer_throughput.py                 # first seed, every peer
@@ -42,19 +39,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(ROOT))
 
 LLAMA_SERVER = ROOT / "data" / "cache" / "llama.cpp" / "build" / "bin" / "llama-server"
-PEERS = ("executor", "executor-int8", "generate_batch", "llama-server", "llama-plain", "naive", "naive-int8")
-TITLES = {"executor": "executor (ours)", "executor-int8": "executor (ours), smollm2-int8",
-          "generate_batch": "transformers generate_batch, wave by wave",
+PEERS = ("executor", "generate_batch", "llama-server", "llama-plain", "naive")
+TITLES = {"executor": "executor (ours)", "generate_batch": "transformers generate_batch, wave by wave",
           "llama-server": "llama-server, our HTTP SUT", "llama-plain": "llama-server, one at a time",
-          "naive": "naive generate loop", "naive-int8": "naive generate loop, smollm2-int8"}
+          "naive": "naive generate loop"}
 MODEL_NAME = "smollm2"
-INT8 = "-int8"
-
-
-def precision_of(peer: str) -> str:
-    """The suffix of a peer's preset: "-int8" for the int8 rows, "" for float32 (llama-server's 4-bit file counts
-    as its own)."""
-    return INT8 if peer.endswith(INT8) else ""
 
 
 def workload(seeds: int):
@@ -84,10 +73,10 @@ def one_at_a_time(answer, seeds, cases) -> dict:
     return answers
 
 
-def local_sut(args, precision: str = ""):
+def local_sut(args):
     from mortar.sut import SutSettings, make_sut
 
-    return make_sut(MODEL_NAME + precision, SutSettings(max_new_tokens=args.max_new_tokens))
+    return make_sut(MODEL_NAME, SutSettings(max_new_tokens=args.max_new_tokens))
 
 
 def greedy_answer(sut, model, tokenizer):
@@ -113,12 +102,12 @@ def finish(sut, text: str) -> str:
     return (text.split("\n", 1)[0] if sut.local.stop_at_newline else text).strip()
 
 
-def run_executor(args, precision: str = "") -> dict:
+def run_executor(args) -> dict:
     from mortar.execute import execute
     from mortar.store import StoreCache
 
     seeds, cases = workload(args.seeds)
-    sut = local_sut(args, precision)
+    sut = local_sut(args)
     sut.loaded  # noqa: B018 - load before the clock starts
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
@@ -127,9 +116,9 @@ def run_executor(args, precision: str = "") -> dict:
     return {"wall_s": wall, "answers": {f"{tc}|{pos}": a.text for (tc, pos), a in answers.items()}}
 
 
-def run_naive(args, precision: str = "") -> dict:
+def run_naive(args) -> dict:
     seeds, cases = workload(args.seeds)
-    sut = local_sut(args, precision)
+    sut = local_sut(args)
     model, tokenizer = sut.loaded
     start = time.perf_counter()
     answers = one_at_a_time(greedy_answer(sut, model, tokenizer), seeds, cases)
@@ -242,7 +231,6 @@ def child(peer: str, args) -> dict:
 
     torch.set_num_threads(args.threads)
     run = {"executor": run_executor, "naive": run_naive, "generate_batch": run_generate_batch,
-           "executor-int8": lambda a: run_executor(a, INT8), "naive-int8": lambda a: run_naive(a, INT8),
            "llama-server": lambda a: run_llama(a, a.slots), "llama-plain": lambda a: run_llama(a, 1)}
     result = run[peer](args)
     result.setdefault("peak_rss_mib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
@@ -297,24 +285,20 @@ def main(argv=None) -> None:
     for peer in peers:
         print(f"measuring {TITLES[peer]} …", file=sys.stderr, flush=True)
         results[peer] = measure(peer, args)
-    print(f"\n{'system':<44} {'answers/s':>9} {'wall s':>8} {'peak RSS MiB':>12} "
-          f"{'identical to generate, same precision':>38} {'identical to float32 generate':>30}")
+    print(f"\n{'system':<44} {'answers/s':>9} {'wall s':>8} {'peak RSS MiB':>12} {'identical to generate':>22}")
     for peer, r in results.items():
         if "error" in r:
             print(f"{TITLES[peer]:<44} not measured: {r['error']}")
             continue
-        same_precision = results.get("naive" + precision_of(peer)) if not peer.startswith("llama") else None
         print(f"{TITLES[peer]:<44} {len(r['answers']) / r['wall_s']:>9.2f} {r['wall_s']:>8.1f} "
-              f"{r['peak_rss_mib']:>12.0f} {share_same(r, same_precision):>38} "
-              f"{share_same(r, results.get('naive')):>30}")
+              f"{r['peak_rss_mib']:>12.0f} {share_same(r, results.get('naive')):>22}")
     others = {peer: r for peer, r in results.items()
               if not peer.startswith(("executor", "naive")) and "error" not in r}
     if others:
         best = min(others, key=lambda peer: others[peer]["wall_s"])
-        for ours in ("executor", "executor-int8"):
-            if "wall_s" in results.get(ours, {}):
-                print(f"{TITLES[ours]} vs the best peer ({TITLES[best]}): "
-                      f"{others[best]['wall_s'] / results[ours]['wall_s']:.2f}x the answers per second")
+        if "wall_s" in results.get("executor", {}):
+            print(f"executor vs the best peer ({TITLES[best]}): "
+                  f"{others[best]['wall_s'] / results['executor']['wall_s']:.2f}x the answers per second")
 
 
 if __name__ == "__main__":

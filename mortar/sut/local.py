@@ -27,7 +27,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mortar.sut.base import LOCAL_LANES, LOGPROBS, SCORES, SUT, WEIGHTS, Completion, Conversation, Session, SutError, SutSettings
@@ -55,18 +55,6 @@ TRANSCRIPT_TEMPLATE = (
 )
 
 
-# New turns of at most this many tokens are prefilled together, one forward pass for all lanes that have one; a
-# longer one (a new story) is prefilled alone, so that short turns are not padded to its length.
-BATCHED_PREFILL_TOKENS = 96
-
-FLOAT32, INT8 = "float32", "int8"
-# ``PRESET-int8``: the preset's linear layers with int8 weights (``mortar.sut.int8``): decoding reads a quarter of
-# the bytes per step. Its answers are its own (another fingerprint); how many agree with float32's is not measured
-# yet. Its white-box view (GRI's gradients, WALI's attention) is the float32
-# model its weights are rounded from.
-INT8_SUFFIX = "-int8"
-
-
 @dataclass(frozen=True)
 class LocalModel:
     """Where a local model's weights come from and how to talk to it."""
@@ -77,7 +65,6 @@ class LocalModel:
     cache_key: str | None = None  # GGUF models: folder name of the converted copy under CACHE_DIR
     chat_template: str | None = None  # replaces the tokenizer's own
     stop_at_newline: bool = False
-    precision: str = FLOAT32  # what the linear layers' weights are held in when answering
 
 
 def smollm2() -> LocalModel:
@@ -118,16 +105,7 @@ def folder_model(folder: str | os.PathLike) -> LocalModel:
     return LocalModel(name=folder.name, weights_id=folder.name, source=lambda: (folder, None))
 
 
-def in_int8(preset: Callable[[], LocalModel]) -> Callable[[], LocalModel]:
-    def model() -> LocalModel:
-        local = preset()
-        return replace(local, name=local.name + INT8_SUFFIX, precision=INT8)
-
-    return model
-
-
 PRESETS = {"smollm2": smollm2, "gemma3-270m": gemma3_270m}
-PRESETS.update({name + INT8_SUFFIX: in_int8(preset) for name, preset in list(PRESETS.items())})
 
 _loaded: dict[str, tuple] = {}
 _load_lock = threading.Lock()
@@ -139,7 +117,7 @@ def load_model(local: LocalModel, packed: bool = True):
     ``packed``: the linear layers laid out for fast answering (``mortar.sut.packed``), without gradients;
     white-box guidance asks for the model as loaded (``packed=False``), a copy of its own.
     """
-    key = (local.cache_key or str(local.source()[0]), local.precision, packed)
+    key = (local.cache_key or str(local.source()[0]), packed)
     with _load_lock:
         if key not in _loaded:
             _loaded[key] = _load(local, packed)
@@ -155,13 +133,7 @@ def _load(local: LocalModel, packed: bool):
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     model.eval()
-    if packed and local.precision == INT8:
-        from mortar.sut import int8  # torch: loaded only with a local model
-
-        if not int8.available():
-            raise SutError(f"{local.name}: this PyTorch has no int8 linear kernels; use {local.name[:-len(INT8_SUFFIX)]}")
-        int8.quantize(model)
-    elif packed:
+    if packed:
         from mortar.sut.packed import pack  # torch: loaded only with a local model
 
         pack(model)
@@ -212,10 +184,7 @@ class LocalSUT(SUT):
         self.lanes = lanes
 
     def extra_config(self) -> dict:
-        config = {"weights": self.local.weights_id}
-        if self.local.precision != FLOAT32:  # float32 runs keep the fingerprint they had before precisions were offered
-            config["precision"] = self.local.precision
-        return config
+        return {"weights": self.local.weights_id}
 
     @property
     def loaded(self):
@@ -224,7 +193,7 @@ class LocalSUT(SUT):
     @property
     def white_box(self):
         """(model, tokenizer) with the model's own layers: gradients and attention for GRI and WALI."""
-        return load_model(replace(self.local, precision=FLOAT32), packed=False)
+        return load_model(self.local, packed=False)
 
     @property
     def tokenizer(self):
@@ -276,12 +245,7 @@ class LocalSession(Session):
         self._keys: list = []
         self._values: list = []
         self.forward_calls = 0
-        self.prefill_passes = 0  # forward passes that ran new turns (one may run several lanes' turns)
         self.prefilled_tokens = 0
-        # one mask for every layer: a model with sliding-window layers (Gemma 3) needs two, so it prefills lane by lane
-        config = self.model.config
-        self._prefill_together = not (getattr(config, "sliding_window", None)
-                                      or "sliding_attention" in (getattr(config, "layer_types", None) or ()))
 
     def cached_tokens(self, lane: int) -> list[int]:
         return list(self._lanes[lane].tokens)
@@ -330,15 +294,11 @@ class LocalSession(Session):
         if not busy:
             return []
         with torch.inference_mode():
-            pending = [lane for lane, state in enumerate(self._lanes) if state.busy and state.pending]
-            short = [lane for lane in pending if len(self._lanes[lane].pending) <= BATCHED_PREFILL_TOKENS]
-            if len(short) > 1 and self._prefill_together:
-                self._prefill_rows(short)
-            for lane in pending:
-                if self._lanes[lane].pending:
-                    self._prefill(lane, self._lanes[lane])
+            for lane, state in enumerate(self._lanes):
+                if state.busy and state.pending:
+                    self._prefill(lane, state)
             running = [i for i, s in enumerate(self._lanes) if s.busy and not self._finished(s)]
-            # decode until enough lanes are free to be worth handing new work: new conversations wait to be prefilled
+            # decode until enough lanes are free to be worth handing new work: each new conversation is prefilled alone
             target = max(1, int(len(busy) * self.refill_share + 0.5))
             if running and len(busy) - len(running) < target:
                 self._decode(running, target - (len(busy) - len(running)))
@@ -407,48 +367,11 @@ class LocalSession(Session):
                          position_ids=torch.arange(start, start + len(state.pending)).unsqueeze(0),
                          cache=cache, use_cache=True, logits_to_keep=1)
         self.forward_calls += 1
-        self.prefill_passes += 1
-        self._start_answer(state, out.logits[:, -1])
-
-    def _start_answer(self, state: _Lane, logits) -> None:
-        """A lane's pending tokens are in its cache now; ``logits`` (one row) choose the answer's first token."""
         self.prefilled_tokens += len(state.pending)
         state.tokens = state.tokens + state.pending
         state.pending = []
-        state.generated = [int(logits[0].argmax())]
-        state.impurity = float(_impurity(logits)[0])
-
-    def _prefill_rows(self, rows: list[int]) -> None:
-        """The pending tokens of the lanes ``rows`` in one forward pass, each written after its own cached tokens.
-
-        As in :meth:`_decode`, the batch is a view of the rows from the first lane to the last; each row is padded to
-        the longest pending turn, and a lane between them that has nothing pending is fed placeholders. Everything
-        fed past a lane's own tokens lands in slots that its next token overwrites. The mask lets each token see its
-        own row's slots up to its own position only, so every row computes what it would alone.
-        """
-        import torch
-
-        first, last = min(rows), max(rows)
-        lanes = self._lanes[first:last + 1]
-        width = max(len(self._lanes[i].pending) for i in rows)
-        lengths = torch.tensor([len(s.tokens) for s in lanes])
-        # the first answer token's room too, and the longest answer's: decoding appends them to these rows
-        self._reserve(int(lengths.max()) + width + self.max_new_tokens + 1)
-        feed = torch.zeros((len(lanes), width), dtype=torch.long)
-        for i in rows:
-            feed[i - first, :len(self._lanes[i].pending)] = torch.tensor(self._lanes[i].pending)
-        positions = lengths.unsqueeze(1) + torch.arange(width)
-        slots = torch.arange(int(lengths.max()) + width)
-        mask = (slots.view(1, 1, 1, -1) <= positions.view(len(lanes), 1, width, 1))  # (rows, 1, queries, slots)
-        last_token = sorted({len(self._lanes[i].pending) - 1 for i in rows})
-        cache = _rows_cache([(k[first:last + 1], v[first:last + 1]) for k, v in zip(self._keys, self._values)], lengths)
-        out = self.model(input_ids=feed, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True,
-                         logits_to_keep=torch.tensor(last_token))
-        self.forward_calls += 1
-        self.prefill_passes += 1
-        for i in rows:
-            state = self._lanes[i]
-            self._start_answer(state, out.logits[i - first, last_token.index(len(state.pending) - 1)].unsqueeze(0))
+        state.generated = [int(out.logits[0, -1].argmax())]
+        state.impurity = float(_impurity(out.logits[:, -1])[0])
 
     def _decode(self, rows: list[int], until_finished: int) -> None:
         """Greedy steps for the lanes ``rows`` in one batch until ``until_finished`` of them are done.
@@ -527,8 +450,8 @@ def _rows_layer_class():
     from transformers.cache_utils import DynamicLayer
 
     class RowsLayer(DynamicLayer):
-        """Each row's new tokens written at its own length; the view handed to attention reaches the longest row
-        (the mask hides each row's slots past its own tokens)."""
+        """One decoding step at a time, each row's token written at its own length; the view handed to attention
+        reaches the longest row (the mask hides each row's slots past its own tokens)."""
 
         def __init__(self, keys, values, lengths):
             super().__init__()
@@ -544,15 +467,9 @@ def _rows_layer_class():
             self.values = self._values[:, :, :width]
 
         def update(self, key_states, value_states, *args, **kwargs):
-            n = key_states.shape[2]
-            if n == 1:
-                self._keys[self._rows, :, self._lengths] = key_states[:, :, 0]
-                self._values[self._rows, :, self._lengths] = value_states[:, :, 0]
-            else:  # row i's tokens go to slots lengths[i] … lengths[i] + n - 1
-                slots = self._lengths.unsqueeze(1) + torch.arange(n)
-                self._keys[self._rows.unsqueeze(1), :, slots] = key_states.transpose(1, 2)
-                self._values[self._rows.unsqueeze(1), :, slots] = value_states.transpose(1, 2)
-            self._lengths += n
+            self._keys[self._rows, :, self._lengths] = key_states[:, :, 0]
+            self._values[self._rows, :, self._lengths] = value_states[:, :, 0]
+            self._lengths += 1
             self._expose()
             return self.keys, self.values
 
