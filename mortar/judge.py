@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from mortar.dataset import Seed, TestCase
 from mortar.methods import method_of_case
+from mortar.nlp import STORIES_KEPT
 from mortar.oracle import Oracle
 from mortar.parallel import shares, spread
 from mortar.methods.dialtest_nlu import is_nlu, reference_checks
@@ -38,7 +39,9 @@ def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECV
     by_seed: dict[str, list[TestCase]] = {}
     for c in cases:
         by_seed.setdefault(c.seed_id, []).append(c)
-    for seed in seeds:
+    for i, seed in enumerate(seeds):
+        if i % STORIES_KEPT == 0 and hasattr(oracle, "compare_many"):  # the stories read ahead are still parsed
+            ask_ahead(oracle, seeds[i:i + STORIES_KEPT], by_seed, answers)
         seed_cases = by_seed.get(seed.id, [])
         orig = [c for c in seed_cases if c.perturbation == ORIG]
         refs = references(seed, orig, answers)
@@ -64,6 +67,34 @@ def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECV
             mine = [replace(c, unstable=True) if c.violated and c.source_round in unstable else c for c in mine]
         checks += mine
     return checks
+
+
+def ask_ahead(oracle, seeds: list[Seed], by_seed: dict[str, list[TestCase]], answers: dict) -> None:
+    """Ask the oracle, in one batch for these seeds, what the relations will ask it one comparison at a time:
+    every answer against its round's reference, and every two answers to one seed question against each other.
+    The oracle keeps its judgements, so the relations find them made; the embeddings those judgements want are
+    computed together instead of a few texts at a time (the cost of judging at scale)."""
+    triples, pairs = [], []
+    for seed in seeds:
+        if is_nlu(seed):  # predictions are judged against labels, not by the oracle
+            continue
+        seed_cases = by_seed.get(seed.id, [])
+        refs = references(seed, [c for c in seed_cases if c.perturbation == ORIG], answers)
+        said: dict[int, set[str]] = {}
+        for case in seed_cases:
+            for pos, source in enumerate(case.source_rounds, start=1):
+                out = answers.get((case.test_case_id, pos))
+                if out is None or out.text is None or source not in refs:
+                    continue
+                question = seed.round(source).question
+                triples.append((question, refs[source], out.text, seed.story))
+                said.setdefault(source, set()).add(out.text)
+        for source, texts in said.items():
+            ordered = sorted(texts)
+            pairs += [(seed.round(source).question, a, b, seed.story)
+                      for i, a in enumerate(ordered) for b in ordered[i + 1:]]
+    oracle.judge_many(triples)
+    oracle.compare_many(pairs)
 
 
 def with_levels(checks: list[Check], rbt_bug_rounds: set[int], seed_has_rbt_bug: bool) -> list[Check]:

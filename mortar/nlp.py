@@ -58,7 +58,10 @@ def load_nlp() -> NLP:
     return NLP(nlp=nlp, rules=rules, spacy_model=f"{package}-{version}", coref_mode=mode)
 
 
-@lru_cache(maxsize=8)
+STORIES_KEPT = 16  # story parses kept: judging asks ahead for this many seeds at a time (mortar.judge)
+
+
+@lru_cache(maxsize=STORIES_KEPT)
 def parsed_story(story: str):
     """The story's parse, shared by the judges that read the current seed's story (the answer oracle, story support)."""
     return load_nlp().nlp(story)

@@ -7,7 +7,7 @@ from mortar.dataset import limited
 from mortar.formats import load_dataset
 from mortar.judge import judge, judge_in_parallel
 from mortar.parallel import workers_for
-from mortar.oracle import Oracle, default_threshold
+from mortar.oracle import Embeddings, Oracle, default_threshold, embedding_model
 from mortar.pipeline import RunConfig, make_test_cases
 from mortar.config import make_extractor
 from mortar.execute import execute
@@ -27,6 +27,39 @@ def test_workers_judge_as_one_process_does(tmp_path):
     def row(c):  # MiniLM's vectors differ in the last bits with what else is in their batch
         return {**asdict(c), "similarity": round(c.similarity, 6)}
     assert len(alone) > 100 and [row(c) for c in spread] == [row(c) for c in alone]
+
+
+class CountedEncodes:
+    """MiniLM, counting its ``encode`` calls."""
+
+    def __init__(self):
+        self.model, self.calls = embedding_model(), 0
+
+    def encode(self, *args, **kwargs):
+        self.calls += 1
+        return self.model.encode(*args, **kwargs)
+
+
+def test_asking_the_oracle_ahead_gives_the_same_checks_with_fewer_encodes(tmp_path, monkeypatch):
+    import mortar.judge
+
+    dataset = load_dataset(SAMPLE)
+    config = RunConfig(methods="mortar,metal", limit=3)
+    seeds, cases, verdicts, _, _ = make_test_cases(limited(dataset, 3), config, tmp_path / "s.duckdb",
+                                                   make_extractor("spacy"), oracle=Oracle("answer"))
+    answers = execute(seeds, cases, ScriptedSUT())
+    threshold = default_threshold("answer")
+
+    def judged():
+        model = CountedEncodes()
+        checks = judge(seeds, cases, verdicts, answers, Oracle("answer", Embeddings(model)), threshold)
+        return [{**asdict(c), "similarity": round(c.similarity, 6)} for c in checks], model.calls
+
+    ahead, ahead_calls = judged()
+    monkeypatch.setattr(mortar.judge, "ask_ahead", lambda *args: None)
+    one_by_one, one_by_one_calls = judged()
+    assert len(ahead) > 100 and ahead == one_by_one
+    assert ahead_calls * 3 <= one_by_one_calls, (ahead_calls, one_by_one_calls)
 
 
 def test_only_large_runs_under_the_mortar_command_spread_by_default(monkeypatch):

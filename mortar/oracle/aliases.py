@@ -74,10 +74,11 @@ def canonical_names(text: str) -> str:
 COUNTRIES = frozenset(c.lower() for c in DEMONYMS)
 
 
-def countries(text: str) -> set[str]:
+@lru_cache(maxsize=65536)
+def countries(text: str) -> frozenset[str]:
     """The countries a canonical text names."""
     low = text.lower()
-    return {c for c in COUNTRIES if re.search(rf"\b{re.escape(c)}\b", low)}
+    return frozenset(c for c in COUNTRIES if re.search(rf"\b{re.escape(c)}\b", low))
 
 
 _ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")

@@ -79,6 +79,7 @@ def test_launch_inspect_label_in_a_real_browser(dashboard, page):
     limit = page.get_by_role("spinbutton", name="Seed limit")
     limit.fill("1")
     only_perturbation(page, "DRS")
+    page.get_by_role("spinbutton", name="Max new tokens").fill("16")  # short answers: a quicker run
     shot(page, "02-launch-form")
     page.get_by_role("button", name=re.compile("Start run")).click()
     page.get_by_text(re.compile(r"Started job \w+")).wait_for()

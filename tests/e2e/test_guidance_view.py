@@ -25,7 +25,8 @@ def guided_store(tmp_path_factory):
     folder = tmp_path_factory.mktemp("e2e-guidance")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MORTAR_MODELS", str(folder / "models"))
-        config = RunConfig(dataset=str(SAMPLE), methods="dialtest", limit=8,
+        # short answers (16 tokens) keep the run quick: the page reads the guides, not what the answers say
+        config = RunConfig(dataset=str(SAMPLE), methods="dialtest", limit=8, max_new_tokens=16,
                            settings={"dialtest": DialTestSettings(gini_budget=3, gate="off")})
         result = run(load_dataset(SAMPLE), config, db=folder / "guided.duckdb")
     with store.connect(folder / "guided.duckdb", read_only=True) as con:
