@@ -3,6 +3,8 @@ same order (similarities equal to six decimals), the same knowledge graphs."""
 
 from dataclasses import asdict
 
+import pytest
+
 from mortar.dataset import limited
 from mortar.formats import load_dataset
 from mortar.judge import judge, judge_in_parallel
@@ -15,17 +17,25 @@ from tests.conftest import SAMPLE
 from tests.scripted_sut import ScriptedSUT
 
 
-def test_workers_judge_as_one_process_does(tmp_path):
-    dataset = load_dataset(SAMPLE)
+@pytest.fixture(scope="module")
+def answered(tmp_path_factory):
+    """Three sample seeds' MORTAR and METAL test cases, answered by the scripted SUT: (seeds, cases, verdicts,
+    answers)."""
     config = RunConfig(methods="mortar,metal", limit=3)
-    seeds, cases, verdicts, _, _ = make_test_cases(limited(dataset, 3), config, tmp_path / "s.duckdb",
+    seeds, cases, verdicts, _, _ = make_test_cases(limited(load_dataset(SAMPLE), 3), config,
+                                                   tmp_path_factory.mktemp("judging") / "s.duckdb",
                                                    make_extractor("spacy"), oracle=Oracle("answer"))
-    answers = execute(seeds, cases, ScriptedSUT())
+    return seeds, cases, verdicts, execute(seeds, cases, ScriptedSUT())
+
+
+def row(c):  # MiniLM's vectors differ in the last bits with what else is in their batch
+    return {**asdict(c), "similarity": round(c.similarity, 6)}
+
+
+def test_workers_judge_as_one_process_does(answered):
     threshold = default_threshold("answer")
-    alone = judge(seeds, cases, verdicts, answers, Oracle("answer"), threshold)
-    spread = judge_in_parallel(2, "answer", seeds, cases, verdicts, answers, threshold)
-    def row(c):  # MiniLM's vectors differ in the last bits with what else is in their batch
-        return {**asdict(c), "similarity": round(c.similarity, 6)}
+    alone = judge(*answered, Oracle("answer"), threshold)
+    spread = judge_in_parallel(2, "answer", *answered, threshold)
     assert len(alone) > 100 and [row(c) for c in spread] == [row(c) for c in alone]
 
 
@@ -40,20 +50,13 @@ class CountedEncodes:
         return self.model.encode(*args, **kwargs)
 
 
-def test_asking_the_oracle_ahead_gives_the_same_checks_with_fewer_encodes(tmp_path, monkeypatch):
+def test_asking_the_oracle_ahead_gives_the_same_checks_with_fewer_encodes(answered, monkeypatch):
     import mortar.judge
-
-    dataset = load_dataset(SAMPLE)
-    config = RunConfig(methods="mortar,metal", limit=3)
-    seeds, cases, verdicts, _, _ = make_test_cases(limited(dataset, 3), config, tmp_path / "s.duckdb",
-                                                   make_extractor("spacy"), oracle=Oracle("answer"))
-    answers = execute(seeds, cases, ScriptedSUT())
-    threshold = default_threshold("answer")
 
     def judged():
         model = CountedEncodes()
-        checks = judge(seeds, cases, verdicts, answers, Oracle("answer", Embeddings(model)), threshold)
-        return [{**asdict(c), "similarity": round(c.similarity, 6)} for c in checks], model.calls
+        checks = judge(*answered, Oracle("answer", Embeddings(model)), default_threshold("answer"))
+        return [row(c) for c in checks], model.calls
 
     ahead, ahead_calls = judged()
     monkeypatch.setattr(mortar.judge, "ask_ahead", lambda *args: None)
