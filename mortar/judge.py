@@ -39,12 +39,14 @@ def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECV
     by_seed: dict[str, list[TestCase]] = {}
     for c in cases:
         by_seed.setdefault(c.seed_id, []).append(c)
+    orig_of = {s.id: [c for c in by_seed.get(s.id, []) if c.perturbation == ORIG] for s in seeds}
+    refs_of = {s.id: references(s, orig_of[s.id], answers) for s in seeds}
+    asks_ahead = hasattr(oracle, "compare_many")
     for i, seed in enumerate(seeds):
-        if i % STORIES_KEPT == 0 and hasattr(oracle, "compare_many"):  # the stories read ahead are still parsed
-            ask_ahead(oracle, seeds[i:i + STORIES_KEPT], by_seed, answers)
+        if asks_ahead and i % STORIES_KEPT == 0:  # the stories read ahead are still parsed
+            ask_ahead(oracle, seeds[i:i + STORIES_KEPT], by_seed, refs_of, answers)
         seed_cases = by_seed.get(seed.id, [])
-        orig = [c for c in seed_cases if c.perturbation == ORIG]
-        refs = references(seed, orig, answers)
+        orig, refs = orig_of[seed.id], refs_of[seed.id]
         # an oracle that reads the story gets this seed's ('the younger brother' is the gold 'Tom' when it says so)
         seed_oracle = oracle.for_story(seed.story) if hasattr(oracle, "for_story") else oracle
         # an intent/slot seed has labels, not answers: its reference-based testing reads the predictions
@@ -69,7 +71,8 @@ def judge(seeds: list[Seed], cases: list[TestCase], verdicts: dict[str, list[ECV
     return checks
 
 
-def ask_ahead(oracle, seeds: list[Seed], by_seed: dict[str, list[TestCase]], answers: dict) -> None:
+def ask_ahead(oracle, seeds: list[Seed], by_seed: dict[str, list[TestCase]], refs_of: dict[str, dict[int, str]],
+              answers: dict) -> None:
     """Ask the oracle, in one batch for these seeds, what the relations will ask it one comparison at a time:
     every answer against its round's reference, and every two answers to one seed question against each other.
     The oracle keeps its judgements, so the relations find them made; the embeddings those judgements want are
@@ -78,21 +81,17 @@ def ask_ahead(oracle, seeds: list[Seed], by_seed: dict[str, list[TestCase]], ans
     for seed in seeds:
         if is_nlu(seed):  # predictions are judged against labels, not by the oracle
             continue
-        seed_cases = by_seed.get(seed.id, [])
-        refs = references(seed, [c for c in seed_cases if c.perturbation == ORIG], answers)
+        refs = refs_of[seed.id]
         said: dict[int, set[str]] = {}
-        for case in seed_cases:
+        for case in by_seed.get(seed.id, []):
             for pos, source in enumerate(case.source_rounds, start=1):
                 out = answers.get((case.test_case_id, pos))
-                if out is None or out.text is None or source not in refs:
-                    continue
-                question = seed.round(source).question
-                triples.append((question, refs[source], out.text, seed.story))
-                said.setdefault(source, set()).add(out.text)
+                if out is not None and out.text is not None and source in refs:
+                    said.setdefault(source, set()).add(out.text)
         for source, texts in said.items():
-            ordered = sorted(texts)
-            pairs += [(seed.round(source).question, a, b, seed.story)
-                      for i, a in enumerate(ordered) for b in ordered[i + 1:]]
+            question, ordered = seed.round(source).question, sorted(texts)
+            triples += [(question, refs[source], text, seed.story) for text in ordered]
+            pairs += [(question, a, b, seed.story) for i, a in enumerate(ordered) for b in ordered[i + 1:]]
     oracle.judge_many(triples)
     oracle.compare_many(pairs)
 
