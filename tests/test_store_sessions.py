@@ -1,5 +1,5 @@
 """Sessions of the store in one process (mortar.store.session): reads proceed together on cursors of one shared
-read-only connection, a write waits for them and they for it, and the file is let go after the last read."""
+read-only connection, a write waits for them and they for it, and the file is let go shortly after the last read."""
 
 import subprocess
 import sys
@@ -172,7 +172,54 @@ def test_the_file_is_let_go_after_the_last_reader(db):
     leave_second.set()
     second.join(WAIT_S)
     assert not first_errors and not second_errors
+    assert let_go(db)
     assert other_process_opens(db)
+
+
+def let_go(db) -> bool:
+    """Whether the process closes the file's shared connection within WAIT_S (READ_LINGER_S after the last read)."""
+    deadline = time.monotonic() + WAIT_S
+    while str(db) in connection._shared.connections and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return str(db) not in connection._shared.connections
+
+
+@pytest.fixture
+def opens(monkeypatch) -> list:
+    """Every opening of a file by a read session."""
+    opened = []
+
+    def counted(path, wait_s):
+        opened.append(path)
+        return connection.open_file(path, True, wait_s)
+    monkeypatch.setattr(connection, "open_read_only", counted)
+    return opened
+
+
+def test_reads_in_a_row_open_the_file_once_and_a_write_after_them_goes_ahead(db, opens):
+    """The reads of a page view come one after another: the first opens the file, the others find its connection
+    still open; a write of this process right after them closes it instead of waiting for it."""
+    for _ in range(3):
+        with store.session(db, wait_s=WAIT_S) as con:
+            con.execute("SELECT count(*) FROM notes").fetchone()
+    assert opens == [db]
+    add_note(db)
+    with store.session(db, wait_s=WAIT_S) as con:
+        assert con.execute("SELECT count(*) FROM notes").fetchone() == (1,)
+    assert let_go(db)
+    assert other_process_opens(db)
+
+
+def test_a_store_replaced_while_its_connection_lingers_is_read_afresh(db, opens, tmp_path):
+    with store.session(db, wait_s=WAIT_S) as con:
+        assert con.execute("SELECT count(*) FROM notes").fetchone() == (0,)
+    with store.connect(tmp_path / "other.duckdb") as con:
+        con.execute("CREATE TABLE notes (i INTEGER)")
+        con.execute("INSERT INTO notes VALUES (1), (2)")
+    (tmp_path / "other.duckdb").replace(db)
+    with store.session(db, wait_s=WAIT_S) as con:
+        assert con.execute("SELECT count(*) FROM notes").fetchone() == (2,)
+    assert opens == [db, db]
 
 
 def test_a_read_of_a_held_file_gives_up_and_the_next_reader_can_open_it(db, tmp_path):
@@ -190,6 +237,7 @@ def test_a_read_of_a_held_file_gives_up_and_the_next_reader_can_open_it(db, tmp_
         holder.wait()
     with store.session(db, wait_s=WAIT_S) as con:
         assert con.execute("SELECT count(*) FROM notes").fetchone() == (0,)
+    assert let_go(db)
     assert other_process_opens(db)
 
 

@@ -4,9 +4,10 @@ DuckDB lets one process write a file at a time, so connections are short: open, 
 Inside one process it also refuses a read-only connection next to a read-write one and aborts one of
 two concurrent schema updates. The dashboard serves every browser session from one process, in threads,
 so :func:`session` keeps the process's readers and writers apart: reads of a file proceed together, each
-on its own cursor of one read-only connection that they share and the last of them closes (a run in
-another process can open the file between two page reads); a write waits until no read is under way, and
-reads wait while a write is under way or waiting. :func:`transaction` retries a write that a concurrent
+on its own cursor of one read-only connection that they share; it is closed READ_LINGER_S after the last of
+them, or at once for a write of this process (a run in another process can open the file between two page
+views; the reads of one page view, a few in a row, open it once); a write waits until no read is under way,
+and reads wait while a write is under way or waiting. :func:`transaction` retries a write that a concurrent
 writer made fail.
 """
 
@@ -27,6 +28,9 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DB = PROJECT_ROOT / "data" / "mortar.duckdb"
 LOCK_WAIT_S = 30.0  # how long to wait for another process (a running run, the dashboard) to let go
 RETRY_S = 30.0  # how long a write keeps retrying a transaction another writer made fail
+# How long the shared read-only connection stays open after the last read: opening the file costs about 40 ms
+# of CPU, and one page view reads it a few times in a row; short, because a run in another process waits for it.
+READ_LINGER_S = 0.5
 
 MEMORY = ":memory:"  # as ``db``: a store that lives as long as the process (scripts, pytest), no file
 _memory = None
@@ -64,6 +68,8 @@ def _current(con) -> bool:
 
 
 def _open(path: Path, read_only: bool, wait_s: float):
+    if not read_only:  # DuckDB refuses a read-write connection beside this process's read-only one
+        _shared.close_idle(str(path))
     deadline = time.monotonic() + wait_s
     delay = 0.02
     while True:
@@ -179,12 +185,13 @@ class _ReadersWriter:
 
 
 class _SharedReads:
-    """One read-only connection per file for the reads under way, opened by the first and closed by the last;
-    each read gets a cursor of its own (a DuckDB connection serves one thread, its cursors one each)."""
+    """One read-only connection per file for the reads under way, opened by the first and closed READ_LINGER_S
+    after the last (:meth:`close_idle` closes it at once); each read gets a cursor of its own (a DuckDB connection
+    serves one thread, its cursors one each)."""
 
     def __init__(self):
         self.changed = threading.Condition()
-        self.connections: dict[str, list] = {}  # file → [its connection, the reads using it]
+        self.connections: dict[str, list] = {}  # file → [its connection, the reads using it, the file's identity]
         self.opening: set[str] = set()  # files whose first reader is still opening them
 
     @contextmanager
@@ -204,9 +211,12 @@ class _SharedReads:
     def _join(self, key: str, open_connection):
         with self.changed:
             self.changed.wait_for(lambda: key not in self.opening)
-            if key in self.connections:
-                self.connections[key][1] += 1
-                return self.connections[key][0]
+            entry = self.connections.get(key)
+            if entry and not entry[1] and entry[2] != _identity(key):  # the file was replaced while it lingered
+                self._close(key)
+            elif entry:
+                entry[1] += 1
+                return entry[0]
             self.opening.add(key)
         try:  # outside the lock: opening may wait for another process to let go of the file
             con = open_connection()
@@ -217,7 +227,7 @@ class _SharedReads:
             raise
         with self.changed:
             self.opening.discard(key)
-            self.connections[key] = [con, 1]
+            self.connections[key] = [con, 1, _identity(key)]
             self.changed.notify_all()
         return con
 
@@ -226,8 +236,33 @@ class _SharedReads:
             entry = self.connections[key]
             entry[1] -= 1
             if not entry[1]:
-                del self.connections[key]
-                entry[0].close()  # the file is free for another process until the next read
+                closer = threading.Timer(READ_LINGER_S, self._close_if_idle, args=(key, entry[0]))
+                closer.daemon = True
+                closer.start()
+
+    def _close_if_idle(self, key: str, con) -> None:
+        with self.changed:
+            entry = self.connections.get(key)
+            if entry and entry[0] is con and not entry[1]:
+                self._close(key)
+
+    def close_idle(self, key: str) -> None:
+        """Close the file's connection now if no read is using it (before this process opens it to write)."""
+        with self.changed:
+            entry = self.connections.get(key)
+            if entry and not entry[1]:
+                self._close(key)
+
+    def _close(self, key: str) -> None:
+        self.connections.pop(key)[0].close()  # the file is free for another process until the next read
+
+
+def _identity(key: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(key)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
 
 
 _sessions = _ReadersWriter()
