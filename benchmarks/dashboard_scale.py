@@ -182,20 +182,173 @@ def together(url: str, runs_per_session: list[list[str]], detections: int) -> di
     return times
 
 
+class Simulated:
+    """One browser session as the server sees it, without the drawing: a client of Streamlit's own websocket
+    protocol (BackMsg / ForwardMsg protobufs on /_stcore/stream) that keeps what a browser keeps (the page, the
+    query string, the widget states it set) and reads the elements of each rerun. A time runs from the message that
+    asks for the rerun until the server's "script finished"; every message of the rerun has arrived by then."""
+
+    def __init__(self, url: str):
+        self.stream = url.replace("http://", "ws://") + "/_stcore/stream"
+        self.ws, self.pages, self.page_hash, self.query = None, {}, "", ""
+        self.widgets: dict[str, object] = {}  # widget id → its WidgetState, as the browser sends them all each time
+        self.elements: list[tuple[str, object, str]] = []  # the last rerun's (type, element, fragment id)
+
+    async def start(self) -> None:
+        """A fresh Streamlit session on a light page (the Datasets page), not timed."""
+        import websockets
+
+        if self.ws is not None:
+            await self.ws.close()
+        self.ws = await websockets.connect(self.stream, subprotocols=["streamlit"], max_size=None)
+        self.page_hash, self.query, self.widgets = "", "", {}
+        await self.rerun(page_name="datasets")
+        self.shown("heading", "Datasets")
+
+    async def rerun(self, page_name: str = "", fragment_id: str = "", **changed) -> float:
+        """Ask for a rerun (another page, a fragment, widgets ``changed``: id → WidgetState) and read its messages
+        until the server has finished it; the seconds that took."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        self.widgets.update(changed)
+        msg = BackMsg()
+        state = msg.rerun_script
+        state.query_string, state.page_name, state.fragment_id = self.query, page_name, fragment_id
+        state.page_script_hash = self.pages.get(page_name, self.page_hash) if page_name else self.page_hash
+        state.widget_states.widgets.extend(self.widgets.values())
+        for widget_id, w in list(self.widgets.items()):  # a button's click is sent once
+            if w.HasField("trigger_value"):
+                del self.widgets[widget_id]
+        self.elements = []
+        started = time.perf_counter()
+        await self.ws.send(msg.SerializeToString())
+        while True:
+            forward = ForwardMsg()
+            forward.ParseFromString(await self.ws.recv())
+            kind = forward.WhichOneof("type")
+            if kind == "navigation":
+                self.pages = {p.url_pathname or p.page_name.lower(): p.page_script_hash
+                              for p in forward.navigation.app_pages}
+                self.page_hash = forward.navigation.page_script_hash or self.page_hash
+            elif kind == "page_info_changed":
+                self.query = forward.page_info_changed.query_string
+            elif kind == "delta" and forward.delta.WhichOneof("type") == "new_element":
+                element = forward.delta.new_element
+                which = element.WhichOneof("type")
+                self.elements.append((which, getattr(element, which), forward.delta.fragment_id))
+            elif kind == "script_finished" and forward.script_finished in (
+                    forward.FINISHED_SUCCESSFULLY, forward.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
+                return time.perf_counter() - started
+            elif kind == "script_finished" and forward.script_finished == forward.FINISHED_WITH_COMPILE_ERROR:
+                raise RuntimeError("the page failed to compile")
+
+    def widget(self, kind: str, label: str) -> tuple[object, str]:
+        """The last rerun's widget of this kind whose label starts with ``label``, and its fragment's id."""
+        for which, element, fragment in self.elements:
+            if which == kind and element.label.startswith(label):
+                return element, fragment
+        raise AssertionError(f"no {kind} {label!r} on the page")
+
+    def shown(self, kind: str, text: str) -> None:
+        """Fail unless the last rerun sent an element of this kind that shows ``text`` (what its result shows)."""
+        if not any(which == kind and text in _text(which, element) for which, element, _ in self.elements):
+            exceptions = [e.message for which, e, _ in self.elements if which == "exception"]
+            raise AssertionError(f"no {kind} showing {text!r}" + (f"; the page failed: {exceptions}" if exceptions
+                                                                   else ""))
+
+    @staticmethod
+    def state(widget_id: str, **value):
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        state = WidgetState(id=widget_id)
+        for field, v in value.items():
+            if isinstance(v, list):
+                getattr(state, field).data.extend(v)
+            else:
+                setattr(state, field, v)
+        return state
+
+    async def open_violations(self) -> float:
+        seconds = await self.rerun(page_name="violations")
+        self.shown("metric", "Matching detections")
+        return seconds
+
+    async def filter_run(self, run_id: str, detections: int) -> float:
+        runs, _ = self.widget("multiselect", "Runs")
+        option = next(o for o in runs.options if o.startswith(f"{run_id} ·"))
+        seconds = await self.rerun(**{runs.id: self.state(runs.id, string_array_value=[option])})
+        self.shown("markdown", f"of {detections:,} matching detections")
+        return seconds
+
+    async def next_page(self) -> float:
+        page, _ = self.widget("number_input", "Page (of")
+        seconds = await self.rerun(**{page.id: self.state(page.id, double_value=2.0)})
+        self.shown("markdown", "· page 2 of")
+        return seconds
+
+    async def open_in_inspector(self) -> float:
+        button, _ = self.widget("button", "Open in the inspector")
+        seconds = await self.rerun(**{button.id: self.state(button.id, trigger_value=True)})
+        self.shown("plotly_chart", "· original context")
+        return seconds
+
+    async def another_round(self) -> float:
+        rounds, fragment = self.widget("selectbox", "Round")
+        option = next(o for o in rounds.options if "the detection" not in o)
+        seed_round = re.search(r"seed round (\d+)", option).group(1)
+        seconds = await self.rerun(fragment_id=fragment, **{rounds.id: self.state(rounds.id, string_value=option)})
+        self.shown("plotly_chart", f"Round {seed_round} · original context")
+        return seconds
+
+
+def _text(which: str, element) -> str:
+    """What an element shows as text: a figure's title, a heading's or a markdown's body, a metric's label."""
+    if which == "plotly_chart":
+        return json.loads(element.spec).get("layout", {}).get("title", {}).get("text", "")
+    return " ".join(str(getattr(element, field, "")) for field in ("label", "body"))
+
+
+async def browse_simulated(url: str, run_ids: list[str], detections: int, start, times: dict[str, list]) -> None:
+    """:func:`browse` with a :class:`Simulated` session instead of a browser."""
+    session = Simulated(url)
+    for run_id in run_ids:
+        await session.start()
+        steps = (session.open_violations, lambda: session.filter_run(run_id, detections), session.next_page,
+                 session.open_in_inspector, session.another_round)
+        for name, step in zip(INTERACTIONS, steps):
+            await start.wait()
+            times[name].append(await step())
+    await session.ws.close()
+
+
+def together_simulated(url: str, runs_per_session: list[list[str]], detections: int) -> dict[str, list[float]]:
+    """The simulated sessions at once, in one event loop: every interaction's times over the sessions and runs."""
+    import asyncio
+
+    async def all_sessions():
+        times = {name: [] for name in INTERACTIONS}
+        start = asyncio.Barrier(len(runs_per_session))
+        await asyncio.gather(*(browse_simulated(url, run_ids, detections, start, times)
+                               for run_ids in runs_per_session))
+        return times
+    return asyncio.run(all_sessions())
+
+
 def figures(values: list[float]) -> str:
     return f"{statistics.median(values):5.2f} {max(values):5.2f}"
 
 
-def report(single: dict[str, list], many: dict[str, list], sessions: int) -> None:
-    """Per interaction: median and max seconds, settled in the browser and answered by the server, with one
-    session and with ``sessions``; the ratio of the medians; whether the sessions settle under 1 s."""
-    print(f"{'':24}{'settled in the browser':^38}  {'answered by the server':^38}")
-    print(f"{'interaction':24}{'1 session':>11}{f'{sessions} sessions':>13}{'ratio':>7}{'< 1 s':>7}  "
-          f"{'1 session':>11}{f'{sessions} sessions':>13}{'ratio':>7}{'< 1 s':>7}")
-    print(f"{'':24}{'med   max':>11}{'med   max':>13}{'':>14}  {'med   max':>11}{'med   max':>13}")
+def report(single: dict[str, list], many: dict[str, list], sessions: int, columns: tuple[str, ...]) -> None:
+    """Per interaction and time (``columns``: what each of a step's times measures): median and max seconds with
+    one session and with ``sessions``, the ratio of the medians, whether the sessions settle under 1 s."""
+    print(f"{'':24}" + "  ".join(f"{c:^38}" for c in columns))
+    print(f"{'interaction':24}" + "  ".join(f"{'1 session':>11}{f'{sessions} sessions':>13}{'ratio':>7}{'< 1 s':>7}"
+                                            for _ in columns))
+    print(f"{'':24}" + "  ".join(f"{'med   max':>11}{'med   max':>13}{'':>14}" for _ in columns))
     for name in INTERACTIONS:
         line = f"{name:24}"
-        for which in (0, 1):  # settled, answered
+        for which in range(len(columns)):
             one, several = [t[which] for t in single[name]], [t[which] for t in many[name]]
             ratio = statistics.median(several) / statistics.median(one)
             under = "yes" if max(several) < TARGET_S else "median" if statistics.median(several) < TARGET_S else "no"
@@ -210,6 +363,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--copies", type=int, default=26, help="runs in the store (the sample's run and its copies)")
     parser.add_argument("--store", type=Path, help="build the store here, or use the one already built there")
+    parser.add_argument("--clients", choices=("simulated", "chromium"), default="simulated",
+                        help="simulated: sessions speaking Streamlit's websocket protocol, no drawing (the server "
+                             "alone on these cores); chromium: a headless Chromium each, drawing on the same cores")
     args = parser.parse_args()
     needed = (args.sessions + 1) * args.repeats + 1
     if args.copies < needed:
@@ -227,13 +383,19 @@ def main() -> None:
         alone, rest = copies[:args.repeats], copies[args.repeats:]
         shared = [rest[k::args.sessions][:args.repeats] for k in range(args.sessions)]
         count = per_run[runs[1]]
+        if args.clients == "chromium":
+            sessions, columns = together, ("settled in the browser", "answered by the server")
+        else:
+            def sessions(*a):
+                return {name: [(t,) for t in ts] for name, ts in together_simulated(*a).items()}
+            columns = ("settled: the server's last message",)
         with serve(db, "bench-dashboard-scale.log") as url:
-            together(url, [[runs[0]]], per_run[runs[0]])  # warm-up: a fresh server's first run imports the engine
-            single = together(url, [alone], count)
-            many = together(url, shared, count)
+            sessions(url, [[runs[0]]], per_run[runs[0]])  # warm-up: a fresh server's first run imports the engine
+            single = sessions(url, [alone], count)
+            many = sessions(url, shared, count)
     print(f"seconds over {args.repeats} repeats, every session on runs of its own, {sum(per_run.values()):,} detections "
-          "in the store:")
-    report(single, many, args.sessions)
+          f"in the store, {args.clients} sessions:")
+    report(single, many, args.sessions, columns)
 
 
 def run_detections(db: Path) -> tuple[list[str], dict[str, int]]:
