@@ -7,22 +7,32 @@ oracle), about 2,000 detections; then ``--copies`` - 1 copies of that run, made 
 its own and naming a system of its own (``keyword-overlap-v1 #k``), as a study of that many systems would store
 them: every row of the run's tables copied under the new run id. 26 runs (the default) hold 51,428 detections.
 
-The real dashboard is started on it (`streamlit run app.py` on loopback). Each browser session has a headless
-Chromium of its own, driven from a thread of its own; the sessions begin every interaction at the same moment
-(a barrier). Per repeat a session opens a fresh Streamlit session on the Datasets page (not timed), then: opens the
-Violations page from the sidebar, filters one run (the Runs filter), goes to the next page of results, opens the
-first detection of that page in the Inspector, and picks another round of its dialogue (a fragment of the page).
-Every session and repeat filters a run of its own, so no session finds what another read in the cache. A time runs
-from the action until a text that only its result shows is visible and Streamlit has finished (no status widget,
-no stale element: benchmarks/study_page.py's SETTLED); a second time ends at the server's last websocket message of that rerun (its
-answer, without the browser's drawing). A first session goes through the interactions once before the timing (a
-fresh server's first script run imports the engine).
+The real dashboard is started on it (`streamlit run app.py` on loopback, its own process). Per repeat a session
+opens a fresh Streamlit session on the Datasets page (not timed), then: opens the Violations page from the sidebar,
+filters one run (the Runs filter), goes to the next page of results, follows the link that opens the picked
+detection (the first of that page) in the Inspector, and picks another round of its dialogue (a fragment of the
+page). Every session and repeat filters a run of its own, so no session finds what another read in the cache.
+The sessions begin every interaction at the same moment (a barrier).
 
-Per interaction the benchmark prints the median and the largest time over the sessions and repeats, with one
-session and with ``--sessions`` at once, the ratio of their medians, and whether the sessions settle under 1 s.
-The browsers run on the same cores as the server: on a small machine their drawing slows the server's answers.
+Two kinds of session (``--clients``):
+
+- ``simulated`` (the default): a client of Streamlit's own websocket protocol per session, as a browser speaks it
+  (the page and query string, every widget's state it set, a fragment's rerun), without drawing anything. A time
+  runs from the message that asks for the rerun until the server's "script finished", every message of the rerun
+  received; each interaction checks that its result arrived (the matching count, page 2, the round's graph).
+  This is what the server does for its users; their browsers draw on their own machines.
+- ``chromium``: a headless Chromium per session, driven from a thread of its own. A time runs from the action until
+  a text that only its result shows is visible and Streamlit has finished (benchmarks/study_page.py's SETTLED);
+  a second time ends at the server's last websocket message of that rerun. The browsers draw on the same two
+  cores as the server, and their drawing takes several times the server's CPU.
+
+A first session goes through the interactions once before the timing (a fresh server's first script run imports
+the engine). Per interaction the benchmark prints the median and the largest time over the sessions and repeats,
+with one session and with ``--sessions`` at once, the ratio of their medians, and whether the sessions settle
+under 1 s.
 
     .venv/bin/python benchmarks/dashboard_scale.py                         # 5 sessions vs 1, 3 repeats
+    .venv/bin/python benchmarks/dashboard_scale.py --clients chromium      # the same with real browsers
     .venv/bin/python benchmarks/dashboard_scale.py --store /tmp/big.duckdb # build once, keep it for the next time
 """
 
@@ -126,7 +136,7 @@ class Session:
     def open_in_inspector(self) -> tuple[float, float]:
         """Open the detection the picker shows (the first of the page) in the Inspector: until its knowledge graph
         is drawn and the page has finished."""
-        return self.timed(self.page.get_by_role("button", name="Open in the inspector").first.click,
+        return self.timed(self.page.get_by_role("link", name="Open in the inspector").first.click,
                           self.page.get_by_text("· original context"))
 
     def another_round(self) -> tuple[float, float]:
@@ -288,8 +298,15 @@ class Simulated:
         return seconds
 
     async def open_in_inspector(self) -> float:
-        button, _ = self.widget("button", "Open in the inspector")
-        seconds = await self.rerun(**{button.id: self.state(button.id, trigger_value=True)})
+        """Follow the page's link to the Inspector, as a browser does: that page with the link's query string (the
+        code before the link: click its button)."""
+        link = [e for which, e, _ in self.elements if which == "page_link" and e.label == "Open in the inspector"]
+        if link:
+            self.query = link[0].query_string
+            seconds = await self.rerun(page_name="inspector")
+        else:
+            button, _ = self.widget("button", "Open in the inspector")
+            seconds = await self.rerun(**{button.id: self.state(button.id, trigger_value=True)})
         self.shown("plotly_chart", "· original context")
         return seconds
 

@@ -411,4 +411,4 @@ else:
     version_shown(det["test_case_ids"][0], int(det["positions"][0]))
 
 st.subheader("Label this detection")
-ui.quick_label(run_id, detection_id, key="i-label")
+ui.quick_label(run_id, detection_id, key="i-label", stamp=stamp)

@@ -212,6 +212,7 @@ c1.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key=
 keys = [f"{r}|{d}" for r, d in zip(page["run_id"], page["detection_id"])]
 pick = c2.selectbox("Detection to inspect (or click a row)", keys, format_func=lambda k: k.split("|", 1)[1],
                     key="v-pick")
-if c3.button("Open in the inspector", icon=":material/hub:", key="v-open"):
+if pick:  # a link: the Inspector opens without this page running again first (and in a new tab if wanted)
     run_id, detection_id = pick.split("|", 1)
-    ui.open_inspector(run_id, detection_id)
+    c3.page_link("pages/inspector.py", label="Open in the inspector", icon=":material/hub:",
+                 query_params={"run": run_id, "detection": detection_id})

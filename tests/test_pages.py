@@ -2,6 +2,7 @@
 
 import json
 import shutil
+from urllib.parse import parse_qs
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -275,13 +276,20 @@ def test_violations_filters_change_the_rows(db, run_id):
     assert sims == sorted(sims, reverse=True)
 
 
-def test_violations_open_a_row_in_the_inspector(db, run_id):
+def test_violations_link_the_picked_detection_to_the_inspector(db, run_id):
+    """The link opens the Inspector on the detection picked (a link: the Violations page does not run again)."""
     at = app("violations")
-    wanted = at.selectbox(key="v-pick").options[0]
-    at.button(key="v-open").click().run()
-    assert not at.exception
-    assert at.title[0].value == "Inspector"
-    assert at.query_params["detection"] == [wanted] or at.query_params["detection"] == wanted
+    at.selectbox(key="v-pick").select_index(1).run()
+    wanted_run, wanted = at.selectbox(key="v-pick").value.split("|", 1)
+    link = next(e.proto for e in at.get("page_link") if e.proto.label == "Open in the inspector")
+    assert link.page.endswith("inspector") and parse_qs(link.query_string) == {"run": [wanted_run],
+                                                                               "detection": [wanted]}
+    followed = AppTest.from_file(APP, default_timeout=30)
+    followed.query_params.update({"run": wanted_run, "detection": wanted})
+    followed.switch_page("pages/inspector.py")
+    followed.run()
+    assert not followed.exception and followed.title[0].value == "Inspector"
+    assert plain(followed.subheader[0].value).endswith(wanted)
 
 
 # -- Inspector --------------------------------------------------------------------------------------
@@ -314,7 +322,7 @@ def test_inspector_lists_every_version_of_an_mr3_question(db, run_id):
     assert {"perturbation", "question", "sut_answer", "EC"} <= set(versions.columns)
 
 
-def test_inspector_rerun_reads_only_the_stamps_and_the_labels_while_the_run_is_unchanged(db, run_id, monkeypatch):
+def test_inspector_rerun_reads_only_the_stamps_while_the_run_is_unchanged(db, run_id, monkeypatch):
     det = detection_ids(db, run_id, "MR1")[0]
     at = app("inspector", inspect=(run_id, det))
     opened = []
@@ -322,7 +330,7 @@ def test_inspector_rerun_reads_only_the_stamps_and_the_labels_while_the_run_is_u
     monkeypatch.setattr(store, "session", lambda *a, **k: opened.append(1) or session(*a, **k))
     at.run()
     assert not at.exception, at.exception
-    assert len(opened) == 2  # the runs' stamps and the run's PPD under the label form; the rest is cached
+    assert len(opened) == 1  # the runs' stamps; the rest, the run's PPD under the label form too, is cached
 
 
 def test_inspector_group_shows_a_label_saved_elsewhere_at_once(db, run_id):

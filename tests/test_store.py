@@ -200,3 +200,17 @@ def test_a_runs_stamp_changes_with_its_results_and_labels_and_only_then(write_co
     with store.connect(db) as con:
         store.write_run_status(con, b, "failed")
     assert stamps()[b] != before[b]
+
+
+def test_the_inspectors_detection_ids_are_the_first_of_the_run_by_id_and_its_count(db):
+    stored_detections(db, {"r1": {}, "r2": {}})
+    with store.connect(db) as con:
+        for k in (7, 3, 12, 5):  # more detections of r1, stored out of order
+            con.execute("""INSERT INTO checks (run_id, check_id, relation, seed_id, source_round, perturbations,
+                           test_case_ids, positions, text_a, text_b, similarity, ec_equivalent, violated, bug_level,
+                           unstable) VALUES ('r1', ?, 'MR1', 's', 1, '["DRS"]', '["tc"]', '[1]', 'out', 'ref', 0.1,
+                           TRUE, TRUE, 'L1', FALSE)""", [f"MR1/{k}"])
+    with store.connect(db, read_only=True) as con:
+        page, total = store.find_detections(con, store.DetectionFilter(run_ids=("r1",)), "detection", False, 3)
+        assert store.run_detection_ids(con, "r1", 3) == (list(page["detection_id"]), total)
+        assert total == 5 and store.run_detection_ids(con, "r2", 3) == (["MR1/1"], 1)

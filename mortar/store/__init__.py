@@ -21,7 +21,8 @@ from mortar.store.connection import (DEFAULT_DB, LOCK_WAIT_S, MEMORY, PROJECT_RO
                                      open_file, open_read_only, process_lock, session, transaction)
 from mortar.store.detections import (GROUP_SORTABLE, NO_LEVEL, SORTABLE, UNKNOWN_SUT, DetectionFilter,
                                      count_detections, detection_relations, filter_choices, find_detections, find_groups,
-                                     group_detections, group_key, parse_group_key, run_detections, sut_of_runs)
+                                     group_detections, group_key, parse_group_key, run_detection_ids, run_detections,
+                                     sut_of_runs)
 from mortar.store.inspector import (case_rounds, detection, original_case_id, question_versions, round_sensitivity,
                                     is_persona_seed, seed_graph, seed_question, story,
                                     test_case, versions)
@@ -50,7 +51,7 @@ __all__ = [
     "read_run_metrics", "read_confirmations", "read_orig_samples", "read_selections", "read_mutants", "read_priorities", "read_sensitivities", "read_graphs", "read_checks", "read_cases_and_verdicts", "unknown_rounds", "stored_datasets", "stored_seeds", "test_case_rounds", "rounds_export",
     "detections_export", "transformed_rounds", "mean_answer_seconds", "stored_answers", "list_jobs", "read_job",
     "NO_LEVEL", "SORTABLE", "UNKNOWN_SUT", "DetectionFilter", "count_detections", "find_detections", "filter_choices", "sut_of_runs",
-    "run_detections", "detection_relations", "GROUP_SORTABLE", "find_groups", "group_detections", "group_key",
+    "run_detection_ids", "run_detections", "detection_relations", "GROUP_SORTABLE", "find_groups", "group_detections", "group_key",
     "parse_group_key",
     "STUDY_PREFIX", "is_study_id", "read_studies", "resolve_study_id", "study_config", "study_systems", "write_study",
     "write_study_system",

@@ -138,6 +138,15 @@ def find_detections(con, flt: DetectionFilter = DetectionFilter(), sort: str = "
     return page, int(total)
 
 
+def run_detection_ids(con, run_id: str, limit: int) -> tuple[list[str], int]:
+    """The first ``limit`` detection ids of a run, in the order ``find_detections`` gives them by detection, and
+    how many the run has (without the columns and joins a page of the table needs)."""
+    ids = [d for (d,) in con.execute("SELECT detection_id FROM detections WHERE run_id = ? ORDER BY detection_id "
+                                     "LIMIT ?", [run_id, int(limit)]).fetchall()]
+    total = con.execute("SELECT count(*) FROM detections WHERE run_id = ?", [run_id]).fetchone()[0]
+    return ids, int(total)
+
+
 GROUP_SORTABLE = {  # what the bug-group table may be sorted by → the SQL expression (never user text)
     "detections": "detections", "relations": "n_relations", "perturbations": "n_perturbations",
     "bug level": "max_level", "labelled": "labelled", "similarity": "min_similarity", "seed": "d.seed_id",

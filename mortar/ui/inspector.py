@@ -22,8 +22,7 @@ from mortar.ui.text import md_escape
 @st.cache_data(max_entries=64, show_spinner=False)
 def detection_choices(db: str, run_id: str, stamp: str) -> tuple[list[str], int]:
     """The first 1,000 detection ids of the run (the picker's choices) and how many it has."""
-    page, total = read(store.find_detections, store.DetectionFilter(run_ids=(run_id,)), "detection", False, 1000)
-    return list(page["detection_id"]), total
+    return read(store.run_detection_ids, run_id, 1000)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -72,8 +72,16 @@ def run_ppd(con, run_id: str) -> tuple[float, int, int]:
     return float(r["PPD"]) if not pd.isna(r["PPD"]) else float("nan"), int(r["labelled"]), int(r["disputed"])
 
 
-def ppd_metrics(run_id: str) -> None:
-    ppd, n, disputed = read(run_ppd, run_id)
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_run_ppd(db: str, run_id: str, stamp: str) -> tuple[float, int, int]:
+    """:func:`run_ppd`, read again when the run's stamp (which counts its labels) has changed."""
+    return read(run_ppd, run_id)
+
+
+def ppd_metrics(run_id: str, stamp: str | None = None) -> None:
+    """The run's PPD, labelled and disputed counts; ``stamp`` (the run's, read before this rerun changed
+    nothing): from the cache."""
+    ppd, n, disputed = read(run_ppd, run_id) if stamp is None else cached_run_ppd(str(store.db_path()), run_id, stamp)
     c1, c2, c3 = st.columns(3)
     c1.metric("PPD of this run", fmt(ppd), help=help_for("PPD"))
     c2.metric("Labelled detections", n, help="Detections with a final label: one annotator, agreeing annotators, "
@@ -81,10 +89,13 @@ def ppd_metrics(run_id: str) -> None:
     c3.metric("Disputed", disputed, help="Annotators disagree and no one has adjudicated yet.")
 
 
-def quick_label(run_id: str, detection_id: str, key: str) -> None:
-    if annotator_box(key) is not None and label_form(run_id, detection_id, key):
+def quick_label(run_id: str, detection_id: str, key: str, stamp: str | None = None) -> None:
+    """Name the annotator, label the detection, and the run's PPD (``stamp``: the run's stamp read at the top of
+    the page, for the cached figures while no label has been saved since)."""
+    saved = annotator_box(key) is not None and label_form(run_id, detection_id, key)
+    if saved:
         st.toast("Label saved.")
-    ppd_metrics(run_id)
+    ppd_metrics(run_id, None if saved else stamp)
 
 
 def highlighted(passage: labels.Passage) -> str:

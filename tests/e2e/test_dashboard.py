@@ -114,7 +114,7 @@ def test_launch_inspect_label_in_a_real_browser(dashboard, page):
         arg=matching, timeout=30_000)
     assert 0 < int(metric_value(page, "Matching detections")) < matching
     shot(page, "06-violations")
-    page.get_by_role("button", name=re.compile("Open in the inspector")).click()
+    page.get_by_role("link", name=re.compile("Open in the inspector")).click()
     page.get_by_role("heading", name=re.compile(r"MR1 detection")).wait_for()
     settle(page)
     page.get_by_text("Round by round").first.wait_for()
