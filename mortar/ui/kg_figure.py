@@ -78,21 +78,21 @@ def layout(sizes: dict[Hashable, tuple[float, float]], links: Iterable[tuple[Has
     rng = np.random.default_rng(seed)
     pos = rng.uniform(0, 1, (n, 2)) * [width, height]
     radius = np.hypot(half[:, 0], half[:, 1])
+    touching = 0.8 * (radius[:, None] + radius[None, :])
     ideal = REPULSION * np.sqrt(area / n)
     centre = np.array([width / 2, height / 2])
+    a, b = pairs[:, 0], pairs[:, 1]
+    rest = radius[a] + radius[b]
     for step in range(iterations):
-        delta = pos[:, None, :] - pos[None, :, :]
-        dist = np.hypot(delta[..., 0], delta[..., 1]) + 1e-9
-        gap = np.maximum(dist - 0.8 * (radius[:, None] + radius[None, :]), 1.0)
-        force = (ideal ** 2 / gap / dist)[..., None] * delta  # repulsion, from box edge to box edge
-        np.fill_diagonal(force[..., 0], 0)
-        np.fill_diagonal(force[..., 1], 0)
-        move = force.sum(axis=1)
+        dx = pos[:, None, 0] - pos[None, :, 0]
+        dy = pos[:, None, 1] - pos[None, :, 1]
+        dist = np.hypot(dx, dy) + 1e-9
+        # repulsion, from box edge to box edge (a box's own term is 0: its offset from itself is)
+        strength = ideal ** 2 / np.maximum(dist - touching, 1.0) / dist
+        move = np.stack([(strength * dx).sum(axis=1), (strength * dy).sum(axis=1)], axis=1)
         if len(pairs):
-            a, b = pairs[:, 0], pairs[:, 1]
             d = pos[b] - pos[a]
             length = np.hypot(d[:, 0], d[:, 1]) + 1e-9
-            rest = radius[a] + radius[b]
             pull = ((length - rest) / length)[:, None] * d * SPRING
             np.add.at(move, a, pull)
             np.add.at(move, b, -pull)
