@@ -247,3 +247,14 @@ def test_a_write_inside_a_read_of_the_same_thread_is_refused(db):
             add_note(db)
     add_note(db)
     assert notes(db) == 1
+
+
+def test_a_connection_held_long_enough_is_let_go_by_the_last_read_at_once(db, opens, monkeypatch):
+    """Sessions reading one after another would keep the file open for good: past READ_HOLD_S, the last read
+    closes it without lingering, so a run in another process gets to write."""
+    monkeypatch.setattr(connection, "READ_HOLD_S", 0.0)
+    monkeypatch.setattr(connection, "READ_LINGER_S", WAIT_S)
+    with store.session(db, wait_s=WAIT_S) as con:
+        con.execute("SELECT count(*) FROM notes").fetchone()
+    assert str(db) not in connection._shared.connections
+    assert other_process_opens(db)

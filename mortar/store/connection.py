@@ -5,7 +5,7 @@ Inside one process it also refuses a read-only connection next to a read-write o
 two concurrent schema updates. The dashboard serves every browser session from one process, in threads,
 so :func:`session` keeps the process's readers and writers apart: reads of a file proceed together, each
 on its own cursor of one read-only connection that they share; it is closed READ_LINGER_S after the last of
-them, or at once for a write of this process (a run in another process can open the file between two page
+them (at once when it has been open READ_HOLD_S), or at once for a write of this process (a run in another process can open the file between two page
 views; the reads of one page view, a few in a row, open it once); a write waits until no read is under way,
 and reads wait while a write is under way or waiting. :func:`transaction` retries a write that a concurrent
 writer made fail.
@@ -30,7 +30,10 @@ LOCK_WAIT_S = 30.0  # how long to wait for another process (a running run, the d
 RETRY_S = 30.0  # how long a write keeps retrying a transaction another writer made fail
 # How long the shared read-only connection stays open after the last read: opening the file costs about 40 ms
 # of CPU, and one page view reads it a few times in a row; short, because a run in another process waits for it.
-READ_LINGER_S = 0.5
+READ_LINGER_S = 0.25
+# Once it has been open this long, the last read closes it at once: browser sessions reading one after another
+# (job panels refreshing themselves) must not keep a run in another process from writing.
+READ_HOLD_S = 2.0
 
 MEMORY = ":memory:"  # as ``db``: a store that lives as long as the process (scripts, pytest), no file
 _memory = None
@@ -186,12 +189,13 @@ class _ReadersWriter:
 
 class _SharedReads:
     """One read-only connection per file for the reads under way, opened by the first and closed READ_LINGER_S
-    after the last (:meth:`close_idle` closes it at once); each read gets a cursor of its own (a DuckDB connection
-    serves one thread, its cursors one each)."""
+    after the last, or by the last at once when it has been open READ_HOLD_S (:meth:`close_idle`: at once); each
+    read gets a cursor of its own (a DuckDB connection serves one thread, its cursors one each)."""
 
     def __init__(self):
         self.changed = threading.Condition()
-        self.connections: dict[str, list] = {}  # file → [its connection, the reads using it, the file's identity]
+        # file → [its connection, the reads using it, the file's identity, when it was opened]
+        self.connections: dict[str, list] = {}
         self.opening: set[str] = set()  # files whose first reader is still opening them
 
     @contextmanager
@@ -227,7 +231,7 @@ class _SharedReads:
             raise
         with self.changed:
             self.opening.discard(key)
-            self.connections[key] = [con, 1, _identity(key)]
+            self.connections[key] = [con, 1, _identity(key), time.monotonic()]
             self.changed.notify_all()
         return con
 
@@ -235,7 +239,9 @@ class _SharedReads:
         with self.changed:
             entry = self.connections[key]
             entry[1] -= 1
-            if not entry[1]:
+            if not entry[1] and time.monotonic() - entry[3] >= READ_HOLD_S:
+                self._close(key)
+            elif not entry[1]:
                 closer = threading.Timer(READ_LINGER_S, self._close_if_idle, args=(key, entry[0]))
                 closer.daemon = True
                 closer.start()
