@@ -149,6 +149,12 @@ class Session:
         return self.timed(option.click, self.page.get_by_text(f"Round {seed_round} · original context"))
 
 
+def steps(session, run_id: str, detections: int) -> tuple:
+    """The five interactions of INTERACTIONS, in order, for a browser :class:`Session` or a :class:`Simulated` one."""
+    return (session.open_violations, lambda: session.filter_run(run_id, detections), session.next_page,
+            session.open_in_inspector, session.another_round)
+
+
 def browse(url: str, run_ids: list[str], detections: int, start: threading.Barrier, times: dict[str, list]) -> None:
     """One browser session per run, each through the five interactions, every interaction begun together with
     the other threads' (``start``)."""
@@ -161,9 +167,7 @@ def browse(url: str, run_ids: list[str], detections: int, start: threading.Barri
         session = Session(page, url)
         for run_id in run_ids:
             session.start()
-            steps = (session.open_violations, lambda: session.filter_run(run_id, detections), session.next_page,
-                     session.open_in_inspector, session.another_round)
-            for name, step in zip(INTERACTIONS, steps):
+            for name, step in zip(INTERACTIONS, steps(session, run_id, detections)):
                 start.wait()
                 times[name].append(step())
         browser.close()
@@ -331,9 +335,7 @@ async def browse_simulated(url: str, run_ids: list[str], detections: int, start,
     session = Simulated(url)
     for run_id in run_ids:
         await session.start()
-        steps = (session.open_violations, lambda: session.filter_run(run_id, detections), session.next_page,
-                 session.open_in_inspector, session.another_round)
-        for name, step in zip(INTERACTIONS, steps):
+        for name, step in zip(INTERACTIONS, steps(session, run_id, detections)):
             await start.wait()
             times[name].append(await step())
     await session.ws.close()

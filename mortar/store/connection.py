@@ -5,9 +5,9 @@ Inside one process it also refuses a read-only connection next to a read-write o
 two concurrent schema updates. The dashboard serves every browser session from one process, in threads,
 so :func:`session` keeps the process's readers and writers apart: reads of a file proceed together, each
 on its own cursor of one read-only connection that they share; it is closed READ_LINGER_S after the last of
-them (at once when it has been open READ_HOLD_S), or at once for a write of this process (a run in another process can open the file between two page
-views; the reads of one page view, a few in a row, open it once); a write waits until no read is under way,
-and reads wait while a write is under way or waiting. :func:`transaction` retries a write that a concurrent
+them (at once when it has been open READ_HOLD_S), or at once for a write of this process (a run in another
+process can open the file between two page views; the reads of one page view, a few in a row, open it once);
+a write waits until no read is under way, and reads wait while a write is under way or waiting. :func:`transaction` retries a write that a concurrent
 writer made fail.
 """
 
@@ -17,6 +17,7 @@ import os
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -187,6 +188,15 @@ class _ReadersWriter:
             self.end_write()
 
 
+@dataclass
+class _Shared:
+    """A file's shared read-only connection."""
+    con: object
+    identity: tuple[int, int] | None  # the file it was opened on (:func:`_identity`)
+    opened: float = field(default_factory=time.monotonic)
+    reads: int = 1  # the reads using it
+
+
 class _SharedReads:
     """One read-only connection per file for the reads under way, opened by the first and closed READ_LINGER_S
     after the last, or by the last at once when it has been open READ_HOLD_S (:meth:`close_idle`: at once); each
@@ -194,8 +204,7 @@ class _SharedReads:
 
     def __init__(self):
         self.changed = threading.Condition()
-        # file → [its connection, the reads using it, the file's identity, when it was opened]
-        self.connections: dict[str, list] = {}
+        self.connections: dict[str, _Shared] = {}  # by file
         self.opening: set[str] = set()  # files whose first reader is still opening them
 
     @contextmanager
@@ -215,12 +224,12 @@ class _SharedReads:
     def _join(self, key: str, open_connection):
         with self.changed:
             self.changed.wait_for(lambda: key not in self.opening)
-            entry = self.connections.get(key)
-            if entry and not entry[1] and entry[2] != _identity(key):  # the file was replaced while it lingered
+            shared = self.connections.get(key)
+            if shared and not shared.reads and shared.identity != _identity(key):  # replaced while it lingered
                 self._close(key)
-            elif entry:
-                entry[1] += 1
-                return entry[0]
+            elif shared:
+                shared.reads += 1
+                return shared.con
             self.opening.add(key)
         try:  # outside the lock: opening may wait for another process to let go of the file
             con = open_connection()
@@ -231,36 +240,33 @@ class _SharedReads:
             raise
         with self.changed:
             self.opening.discard(key)
-            self.connections[key] = [con, 1, _identity(key), time.monotonic()]
+            self.connections[key] = _Shared(con, _identity(key))
             self.changed.notify_all()
         return con
 
     def _leave(self, key: str) -> None:
         with self.changed:
-            entry = self.connections[key]
-            entry[1] -= 1
-            if not entry[1] and time.monotonic() - entry[3] >= READ_HOLD_S:
+            shared = self.connections[key]
+            shared.reads -= 1
+            if shared.reads:
+                return
+            if time.monotonic() - shared.opened >= READ_HOLD_S:
                 self._close(key)
-            elif not entry[1]:
-                closer = threading.Timer(READ_LINGER_S, self._close_if_idle, args=(key, entry[0]))
-                closer.daemon = True
-                closer.start()
+                return
+            closer = threading.Timer(READ_LINGER_S, self.close_idle, args=(key, shared.con))
+            closer.daemon = True
+            closer.start()
 
-    def _close_if_idle(self, key: str, con) -> None:
+    def close_idle(self, key: str, con=None) -> None:
+        """Close the file's connection now if no read is using it (before this process opens it to write; ``con``:
+        only if it is still that connection, for a timer set by an earlier read)."""
         with self.changed:
-            entry = self.connections.get(key)
-            if entry and entry[0] is con and not entry[1]:
-                self._close(key)
-
-    def close_idle(self, key: str) -> None:
-        """Close the file's connection now if no read is using it (before this process opens it to write)."""
-        with self.changed:
-            entry = self.connections.get(key)
-            if entry and not entry[1]:
+            shared = self.connections.get(key)
+            if shared and not shared.reads and con in (None, shared.con):
                 self._close(key)
 
     def _close(self, key: str) -> None:
-        self.connections.pop(key)[0].close()  # the file is free for another process until the next read
+        self.connections.pop(key).con.close()  # the file is free for another process until the next read
 
 
 def _identity(key: str) -> tuple[int, int] | None:
