@@ -46,6 +46,14 @@ UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"\b(?:cannot|can't|can not) be (?:determined|known|answered|told)\b",
     r"\bthere is no (?:information|mention|indication)\b",
     r"\b(?:no|not enough) (?:information|details?|mention)\b",
+    # the document named by what it is ('The label does not specify …', 'The chat doesn't say.')
+    rf"^\W*(?:the|this|that) [\w-]+ (?:does not|doesn't|did not|didn't|do not|don't) (?:{_SAY}|list|lists|show|shows)\b",
+    rf"\b(?:is|was|are|were) not {_SAY} (?:in|on|by) (?:the|this) [\w-]+\W*$",  # '… is not listed on the label.'
+    # a refusal: 'Sorry, I can't help with that.', "I'm not able to share …", 'As an AI I cannot browse …'
+    r"\b(?:i|we)(?: am|'m| are|'re)? (?:can't|cannot|can not|unable to|not able to) (?:help|answer|assist|share|"
+    r"provide|access|browse|find|determine|disclose|confirm|give|look up)\b",
+    r"\b(?:i|we) (?:don't|do not) have (?:that |this |the |any |enough |access to )?(?:information|details|data)\b",
+    r"\bas an ai\b|\bas a language model\b",
 )]
 
 
@@ -87,6 +95,11 @@ UNITS = {  # surface form → (canonical unit, factor to the dimension's base un
     **{w: ("penny", 1.0) for w in ("penny", "pennies", "pence", "p")},
     **{w: ("euro", 1.0) for w in ("€", "euro", "euros")},
     **{w: ("km/s", 1.0) for w in ("kilometers per second", "kilometres per second", "km/s")},
+    **{w: ("l", 1.0) for w in ("l", "litre", "litres", "liter", "liters")},
+    **{w: ("l", 0.001) for w in ("ml", "millilitre", "millilitres", "milliliter", "milliliters")},
+    **{w: ("l", 0.01) for w in ("cl", "centilitre", "centilitres", "centiliter", "centiliters")},
+    **{w: ("l", 0.015) for w in ("tbsp", "tablespoon", "tablespoons", "tablespoonful", "tablespoonfuls")},
+    **{w: ("l", 0.005) for w in ("tsp", "teaspoon", "teaspoons", "teaspoonful", "teaspoonfuls")},
 }
 CURRENCY_SYMBOLS = {"$": "dollar", "£": "pound", "€": "euro"}
 
@@ -507,6 +520,7 @@ class Analysis:
     conjuncts: list[set[str]] = field(default_factory=list)  # 'lemon juice and mint' → [{lemon, juice}, {mint}]
     alternatives: list[set[str]] = field(default_factory=list)  # 'cumin or turmeric' → [{cumin}, {turmeric}]
     possessors: list[frozenset[str]] = field(default_factory=list)  # owners: 'Piet' in "Piet's brother"
+    places: list[frozenset[str]] = field(default_factory=list)  # names after 'in', 'at', 'from' …: 'Brno' in 'in Brno'
     degenerate: bool = False
 
 
@@ -596,6 +610,9 @@ def analyse(doc, text: str) -> Analysis:
             a.entities.append(frozenset(group))
             if t is not None and t.text in ("'s", "’s", "'"):
                 a.possessors.append(frozenset(group))
+            last = t.nbor(-1) if t is not None else tokens[-1]
+            if last.dep_ == "pobj" and last.head.lower_ in PLACE_PREPOSITIONS:
+                a.places.append(frozenset(group))
             group = []
     words = [t for t in tokens if t.is_alpha]
     if not a.entities and 0 < len(words) <= 4 and all(t.text[:1].isupper() for t in words) \
@@ -610,6 +627,9 @@ def analyse(doc, text: str) -> Analysis:
         if c and not (w in ("may", "march") and not _is_month_word(text, w)):  # 'may' and 'march' are verbs too
             a.closed.setdefault(c, set()).add(w)
     return a
+
+
+PLACE_PREPOSITIONS = {"in", "at", "near", "from", "into", "across", "around", "outside", "inside", "towards", "toward"}
 
 
 def _coordination(tokens, words: tuple[str, ...]) -> list[set[str]]:

@@ -55,6 +55,19 @@ def outcome(oracle, question, a, b):
     ("Who is the treasurer?", "qwzx plorf vhtk mmnq", "Lena Vogt.", DIFFER),
     # a non-answer said again inside a longer one: the longer one does not answer either
     ("What did Omar win?", "Omar won.", "The club met on Thursday in the library. Omar won.", NO_ANSWER),
+    # refusals and a document named by what it is say nothing
+    ("Who is the treasurer?", "Sorry, I can't help with that request.", "The report doesn't name a treasurer.",
+     NO_ANSWER),
+    ("Who is the treasurer?", "I'm sorry, I don't have that information.", "Lena Vogt.", DIFFER),
+    # a count question answered on its topic without a number; a number in units the other does not use
+    ("How many boards did they buy?", "They bought boards for the club.", "The text does not say.", NO_ANSWER),
+    ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),
+    ("How much juice was left?", "half a litre", "500 ml", AGREE),
+    ("What was the temperature in the library?", "19 °C", "Nineteen degrees Celsius.", AGREE),
+    # a place is no answer to 'who'; a list against only part of it differs
+    ("Who won the trophy?", "Omar Haddad.", "The best player won it in the library at Riverside.", DIFFER),
+    ("Who spoke at the meeting?", "Omar Haddad and Lena Vogt.", "Lena Vogt and Omar Haddad.", AGREE),
+    ("Who spoke at the meeting?", "Omar Haddad and Lena Vogt.", "Lena Vogt.", DIFFER),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected
@@ -64,6 +77,8 @@ def test_a_loop_is_read_once_and_a_repeated_word_gives_nothing(oracle):
     loop = "Omar won the trophy. He won the trophy. He won the trophy. He won the trophy. He won the"
     assert without_loop(loop) == ("Omar won the trophy.", None)
     assert without_loop("No, no, no, no, no, no, no")[1] is not None
+    assert without_loop("Five games. Five games. Five games. Five games.") == ("Five games.", None)  # a sentence
+    assert without_loop("Trophy. Trophy. Trophy. Trophy.")[1] is not None  # one word is no sentence
     assert outcome(oracle, "Who won the trophy?", loop, "Omar Haddad") == AGREE
     assert outcome(oracle, "Who won the trophy?", loop, "Lena Vogt") == DIFFER
     assert outcome(oracle, "Did they raise money?", "No, no, no, no, no, no, no", "I can't tell.") == NO_ANSWER

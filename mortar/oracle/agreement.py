@@ -3,7 +3,8 @@
 Neither answer is a reference. A loop is read once ('Felix built it. He built it. He built it. …' says 'Felix
 built it.'). Then each answer is read for whether it answers at all: an answer that says the story does not tell,
 an empty or degenerate output (one word or a short phrase over and over, a list of the same phrase, letters that
-make no words, 'the ferry was the ferry'), a question asked back, or an evasive echo of the question gives
+make no words, 'the ferry was the ferry'), a question asked back, a refusal ('Sorry, I can't help with that.'), an
+evasive echo of the question, or an answer to 'How many cafés?' that stays on cafés without any number gives
 nothing. An answer about something else ('He showed them the kite.' to 'How many?') says something: it is an
 answer, a wrong one. Then:
 
@@ -13,8 +14,9 @@ answer, a wrong one. Then:
 - one gives nothing: they **differ**;
 - both answer: they are compared by what they answer — the polarity of a yes/no answer, the number a
   numeric question asks for (units converted, a time as hour and minutes), the name a who/which question asks
-  for (in whatever sentence it stands) — and what no such rule settles goes to the answer oracle's judgement in both
-  directions (either answer read as the other).
+  for (in whatever sentence it stands; a place is no answer to 'who'), a list against only part of it ('Orkney,
+  Caithness and the Western Isles' against 'Orkney') differs — and what no such rule settles goes to the answer
+  oracle's judgement in both directions (either answer read as the other).
 
 Measured on tests/data/agreement_pairs_*.jsonl by ``benchmarks/oracle_accuracy.py``.
 """
@@ -150,7 +152,7 @@ class AgreementJudge:
                 return Agreement(PASS, False, f"one says {pa or pb}, the other gives no yes or no")
         if q is not None and q.wh and _says_none(ra) and _says_none(rb):
             return Agreement(PASS, False, "both say none")  # 'Nobody.' and 'No one believed it.'
-        if q is not None and q.numeric:
+        if q is not None and (q.numeric or _measured(ra) & _measured(rb)):  # 'What will the maximum be?' '7 °C'
             numbers = _numbers(q, question, ra, rb)
             if numbers:
                 return numbers
@@ -201,13 +203,28 @@ def _numbers(q, question, ra, rb) -> Agreement | None:
                                   f"{', '.join(y.text for y in ys)})")
 
 
+def _measured(r) -> set[str]:
+    """The dimensions the answer measures in ('degree' for '7 °C'), clock times left out."""
+    return {x.dim for x in r.quantities if x.dim and x.dim not in CLOCK}
+
+
 def _answering(r, asked, counted) -> list:
     """The answer's numbers that can answer: not the question's own; for 'how many X' those counting X (or bare);
     else those with a unit when there are any ('twenty years' answers 'how long', not 'thirty countries')."""
-    said = [_in_years(x) for x in r.quantities if not any(x.matches(a) for a in asked)]
+    said = [_in_years(x) for x in _with_sums(r.quantities) if not any(x.matches(a) for a in asked)]
     if counted:
         return [x for x in said if (x.noun and same_word(x.noun, counted)) or (not x.noun and not x.dim)]
     return [x for x in said if x.dim] or said
+
+
+def _with_sums(found: list) -> list:
+    """The quantities, and a larger unit followed by a smaller one of the same dimension added up ('1 hour 58
+    minutes' is also 118 minutes, '1 m 20 cm' 1.2 m)."""
+    sums = [replace(x, value=x.base + y.base, base=x.base + y.base, text=f"{x.text} {y.text}", approx=x.approx or y.approx)
+            for x, y in zip(found, found[1:])
+            if x.dim and x.dim == y.dim and x.dim not in CLOCK and x.value and y.value
+            and x.base / x.value > y.base / y.value]
+    return found + sums
 
 
 _YEARS = {"decade": 10, "century": 100, "millennium": 1000}
@@ -226,6 +243,9 @@ def _names(q, ra, rb) -> Agreement | None:
     na, nb = _names_in(q, ra), _names_in(q, rb)
     if not na or not nb:
         return None
+    partial = _part_of_list(na, ra, nb) or _part_of_list(nb, rb, na)
+    if partial:
+        return Agreement(FAIL, False, f"one names only part of the list ({partial})")
     for x in na:
         for y in nb:
             if _same_name(x, y):
@@ -236,6 +256,16 @@ def _names(q, ra, rb) -> Agreement | None:
         if shared:
             return Agreement(PASS, False, f"both name {' '.join(sorted(shared))}")
     return Agreement(FAIL, False, f"names {' '.join(sorted(na[0]))}, the other {' '.join(sorted(nb[0]))}")
+
+
+def _part_of_list(names: list[frozenset], r, other: list[frozenset]) -> str | None:
+    """The names this answer lists ('Orkney, Caithness and the Western Isles') that the other leaves out, when the
+    other names only some of them ('The Western Isles and Orkney'); None otherwise."""
+    listed = [x for x in names if any(x <= c for c in r.conjuncts)]
+    if len(listed) < 2 or not all(any(_same_name(x, y) for x in listed) for y in other):
+        return None
+    missing = [x for x in listed if not any(_same_name(x, y) for y in other)]
+    return "; ".join(" ".join(sorted(x)) for x in missing) if missing else None
 
 
 def _same_name(x: frozenset, y: frozenset) -> bool:
@@ -265,7 +295,8 @@ def _names_in(q, r) -> list[frozenset]:
         names.append(frozenset([word]))
         named.add(word)
     text = r.text.lower().replace("’", "'")
-    return [e for e in names if e and not e <= echo and not countries(" ".join(e))
+    places = r.places if q is not None and q.wh in ("who", "whom", "whose") else []  # 'Who made them?' '… in Brno'
+    return [e for e in names if e and not e <= echo and not countries(" ".join(e)) and e not in places
             and not all(re.search(rf"\b{re.escape(w)}'s\b", text) for w in e)]
 
 
@@ -298,7 +329,21 @@ def non_answer(q, r, polarity=None) -> str | None:
         return "says a thing is itself"
     if q is not None and _evasive(q, r, polarity):
         return "only repeats the question's words"
+    if q is not None and COUNT_QUESTION.search(q.text.lower()) and not r.quantities \
+            and not QUANTIFIER.search(text.lower()) and len(_new_words(q, r)) < len(r.content):
+        # on the question's topic without a number: 'They bake bread for cafés all over the county.' to 'How many
+        # cafés …?' (an answer about something else is an answer, a wrong one)
+        return "gives no number"
     return None
+
+
+# questions only a number or a quantifier answers ('How much experience is needed?', not 'How much did she like it?')
+COUNT_QUESTION = re.compile(r"\bhow many\b|\bhow much (?!(?:do|does|did|is|was|are|were|will|would|can|could|has|have|"
+                            r"had|should|must)\b)\w+|\bhow much\b.*\b(?:cost|costs|pay|paid|charge|charged|spend|"
+                            r"spent|weigh|weighs|worth|earn|earned|raise|raised)\b")
+QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|several|many|few|lots?|plenty|all|every|each|most|some|"
+                        r"half|both|dozens|hundreds|thousands|millions|little|much|enough|countless|numerous|"
+                        r"couple|handful|single|only one|more|less|fewer|twice|double)\b")
 
 
 _WORD = re.compile(r"[\w']+")
@@ -320,15 +365,16 @@ LOOP_UNIT = 12  # words: the longest unit a loop is looked for in
 def without_loop(text: str) -> tuple[str, str | None]:
     """The text up to the end of the first copy of a loop — a run of words repeated back to back, three times (a
     unit of four words or more: twice) — and why it gives nothing when the loop is all there is: a word or a
-    short phrase over and over ('No, no, no, …', 'The answer is: The answer is: …')."""
+    short phrase that is no sentence over and over ('No, no, no, …', 'The answer is: The answer is: …')."""
     spans = [(m.end(), m.group().lower()) for m in _WORD.finditer(text)]
     found = first_loop([w for _, w in spans], LOOP_UNIT, lambda size: 3 if size < 4 else 2)
     if found is None:
         return text, None
     i, size = found
-    if i <= 3 and size <= 3:
+    ends_sentence = text[spans[i + size - 1][0]:][:1] in (".", "!", "?")
+    if i <= 3 and (size == 1 or size <= 3 and not ends_sentence):  # 'Colder and brighter.' over and over says it
         return text, "repeats one word" if size == 1 else "repeats a short phrase"
-    head = text[:spans[i + size - 1][0]]
+    head = text[:spans[i + size - 1][0] + ends_sentence]
     ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", head)]
     return (head[:ends[-1]] if ends else head), None  # back to the last whole sentence
 
