@@ -47,7 +47,7 @@ UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"\bthere is no (?:information|mention|indication)\b",
     r"\b(?:no|not enough) (?:information|details?|mention)\b",
     # the document named by what it is ('The label does not specify …', 'The chat doesn't say.')
-    rf"^\W*(?:the|this|that) [\w-]+ (?:does not|doesn't|did not|didn't|do not|don't) (?:{_SAY}|list|lists|show|shows)\b",
+    rf"^\W*(?:the|this|that) [\w-]+ (?:does not|doesn't|did not|didn't|do not|don't|never) (?:{_SAY}|list|lists|show|shows)\b",
     rf"\b(?:is|was|are|were) not {_SAY} (?:in|on|by) (?:the|this) [\w-]+\W*$",  # '… is not listed on the label.'
     # a refusal: 'Sorry, I can't help with that.', "I'm not able to share …", 'As an AI I cannot browse …'
     r"\b(?:i|we)(?: am|'m| are|'re)? (?:can't|cannot|can not|unable to|not able to) (?:help|answer|assist|share|"
@@ -83,7 +83,7 @@ UNITS = {  # surface form → (canonical unit, factor to the dimension's base un
     **{w: ("s", 3600.0) for w in ("h", "hr", "hrs", "hour", "hours")},
     **{w: ("s", 86400.0) for w in ("day", "days")},
     **{w: ("s", 604800.0) for w in ("week", "weeks")},
-    **{w: ("month", 1.0) for w in ("month", "months")},
+    **{w: ("year", 1 / 12) for w in ("month", "months")},
     **{w: ("year", 1.0) for w in ("year", "years", "yr", "yrs")},
     **{w: ("year", 10.0) for w in ("decade", "decades")},
     **{w: ("s", 1209600.0) for w in ("fortnight", "fortnights")},
@@ -102,6 +102,7 @@ UNITS = {  # surface form → (canonical unit, factor to the dimension's base un
     **{w: ("l", 0.005) for w in ("tsp", "teaspoon", "teaspoons", "teaspoonful", "teaspoonfuls")},
 }
 CURRENCY_SYMBOLS = {"$": "dollar", "£": "pound", "€": "euro"}
+SPAN_UNITS = {"minute", "hour", "day", "week", "fortnight", "month", "year", "decade"}  # 'a' counts one
 
 ONES = {"zero": 0, "nought": 0, "nil": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
         "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
@@ -261,6 +262,11 @@ def quantities(text: str) -> list[Quantity]:
                 value = d
             elif w in ("a", "an", "one") and i + 1 < len(words) and words[i + 1] in FRACTIONS and words[i + 1] != "halves":
                 value, j, unit = FRACTIONS[words[i + 1]], i + 2, "fraction"  # "a third", "a half"
+            elif w in ("a", "an") and i + 1 < len(words) and words[i + 1] in SPAN_UNITS and not (
+                    i > 0 and (words[i - 1] in MULTIPLES or words[i - 1] in UNITS  # 'a pound a year'
+                               or words[i - 1] in ("times", "per", "every", "each")
+                               or _digits(words[i - 1]) is not None or _is_number_word(words[i - 1]))):
+                value = 1.0  # 'an hour and a half', 'a week' (not 'twice a day')
             elif w == "one" and (i > 0 and (words[i - 1] in ONE_PRONOUN_BEFORE or _digits(words[i - 1]) is not None)):
                 value = None  # "the one about electricity", "the 3rd one"
             elif w in ORDINALS and not (w == "second" and i > 0 and words[i - 1] in ("a", "per")):
@@ -290,6 +296,9 @@ def quantities(text: str) -> list[Quantity]:
             value, unit, j = value * FRACTIONS[words[j]], "fraction", j + 1
         # unit or counted noun right after the number (skipping one adjective-like word is too loose)
         factor, meridiem = 1.0, None
+        if unit is None and j + 1 < len(words) and words[j] in ("full", "whole", "entire", "solid") \
+                and words[j + 1] in UNITS:  # 'one full week'
+            j += 1
         if unit is None and j < len(words):
             two = " ".join(words[j:j + 3]) if j + 2 < len(words) else ""
             if two in UNITS:
@@ -300,6 +309,8 @@ def quantities(text: str) -> list[Quantity]:
                 j += 1
                 if j < len(words) and words[j] in ("celsius", "centigrade"):
                     j += 1
+                if words[j:j + 3] == ["and", "a", "half"]:  # 'an hour and a half'
+                    value, j = value + 0.5, j + 3
             elif words[j] in ("am", "pm", "o'clock", "oclock"):
                 unit, meridiem = CLOCK[0], words[j] if words[j] in ("am", "pm") else None
                 j += 1
@@ -319,6 +330,9 @@ def _fraction_of(words: list[str], i: int) -> tuple[float, str, float, int] | No
     fraction, k = FRACTIONS[words[j]], j + 1
     if k < len(words) and words[k] == "of":
         k += 1
+    if k + 1 < len(words) and words[k] == "-" and words[k + 1] in UNITS:  # 'a half-day shift'
+        unit, factor = UNITS[words[k + 1]]
+        return fraction, unit, factor, k + 2
     if k + 1 < len(words) and words[k] in ("a", "an") and (words[k + 1] in UNITS or words[k + 1] in MULTIPLES):
         what = words[k + 1]
         if what in MULTIPLES:

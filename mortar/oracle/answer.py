@@ -16,7 +16,7 @@ import re
 
 from dataclasses import replace
 
-from mortar.answers import (CLOSED_CLASSES, PROFORMS, TITLES, analyse, analyse_question, normalize_word, periods,
+from mortar.answers import (CLOCK, CLOSED_CLASSES, PROFORMS, TITLES, analyse, analyse_question, normalize_word, periods,
                             quantities, same_word)
 from mortar.oracle.aliases import canonical_names, countries, with_acronyms
 from mortar.oracle.embeddings import Embeddings
@@ -269,8 +269,11 @@ class AnswerJudge:
     def _compare_quantities(r, c, q, asked_noun=None):
         # a number the question itself says is no evidence ('first' in an answer to 'Who got there first?')
         asked = quantities(q.text) if q is not None else []
-        ref_quantities = [x for x in r.quantities if not any(x.matches(a) for a in asked)]
         said = [y for y in c.quantities if not any(y.matches(a) for a in asked)]
+        # ':00' adds nothing to an hour said without minutes ('22:00' is '10 pm')
+        bare_hours = not any(y.dim == CLOCK[1] for y in said)
+        ref_quantities = [x for x in r.quantities if not any(x.matches(a) for a in asked)
+                          and not (bare_hours and x.dim == CLOCK[1] and x.value == 0)]
         if not ref_quantities:
             return None
         if not said:
