@@ -79,14 +79,15 @@ def test_a_failing_round_adds_only_what_its_question_states(graph):
 
 @pytest.mark.parametrize("question", ["To repair what?", "Was anybody injured?", "Does everybody approve?",
                                       "Who finished third?", "So what did Okonkwo do?", "Why did Ines disagree?",
-                                      "Who wanted a library instead?"])
+                                      "Who wanted a library instead?", "How many does each team get?"])
 def test_questions_whose_structure_leaves_out_their_topic_lean_on_context(question):
     assert leans_on_context(question)
 
 
 @pytest.mark.parametrize("question", ["Who won the Corran fell race?", "What kind of bird was Pemberton?",
                                       "Why did the mill close in 1921?", "When did she first ride a tram there?",
-                                      "How did Odile Marchand react?", "Who was the tallest climber?"])
+                                      "How did Odile Marchand react?", "Who was the tallest climber?",
+                                      "How many of the climbers reached the top?"])
 def test_complete_questions_do_not_lean_on_context(question):
     assert not leans_on_context(question)
 
@@ -277,3 +278,16 @@ def test_generate_stores_verdicts_and_the_coreference_mode(tmp_path):
     con.close()
     assert missing_ec == 0 and not_eq > 0
     assert "coreferee (rules)" in config or "coreferee (neural)" in config
+
+
+def test_a_place_after_be_and_the_next_one_are_anaphors():
+    seed = Seed("ferry", "The ferry to Arran leaves Ardrossan at nine. Ada works in the ticket office.", (
+        Round(1, "Where does Ada work?", "in the ticket office"),
+        Round(2, "Who phoned while Ada was there?", "nobody"),
+        Round(3, "When does the ferry to Arran leave?", "at nine"),
+        Round(4, "When is the next one due?", "at noon"),
+        Round(5, "Is there a cafe on board?", "yes")))
+    (dg,) = SpacyExtractor().extract_many([seed])
+    anaphors = {r.turn_id: set(r.anaphors) for r in dg.rounds}
+    assert "there" in anaphors[2] and "one" in anaphors[4]
+    assert not anaphors[5]  # the existential 'there'

@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 NAMED = {"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "EVENT", "WORK_OF_ART", "PRODUCT", "LAW"}
 TIMES = {"DATE", "TIME"}
 PLACES = {"GPE", "LOC", "FAC"}
+ONE_AFTER = {"which", "other", "each", "that", "this", "next", "last", "previous", "same", "first", "second", "new",
+             "old", "latest"}  # 'the next one' stands for a thing named before
 NUMERIC = {"CARDINAL", "QUANTITY", "MONEY", "PERCENT", "ORDINAL"}
 PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f", "herself": "f"}
 GENDERED = set(PRONOUN_GENDER)
@@ -445,8 +447,9 @@ class _SeedExtraction:
 
     def anaphor_kind(self, tok: Token) -> str | None:
         low = tok.lower_
-        if low == "there" and tok.tag_ == "RB" and tok.dep_ != "expl" and tok.head.lemma_ != "be":
-            return "there"  # not the existential 'there were …'
+        if low == "there" and tok.tag_ == "RB" and tok.dep_ != "expl" and (tok.head.lemma_ != "be" or any(
+                c.dep_ in ("nsubj", "nsubjpass") and c.i < tok.i for c in tok.head.children)):
+            return "there"  # not the existential 'there were …'; 'while she was there' is a place
         if low == "other" and tok.dep_ == "amod" and tok.head.pos_ in ("NOUN", "PRON"):
             return "other"  # 'the other man' contrasts with someone named before
         if low == "then" and tok.tag_ == "RB":
@@ -458,7 +461,7 @@ class _SeedExtraction:
         if tok.text.isupper() and len(tok.text) > 1:
             return None  # an acronym: 'IT', 'US'
 
-        if low in ("one", "ones") and any(c.lower_ in ("which", "other", "each", "that", "this") for c in tok.children):
+        if low in ("one", "ones") and any(c.lower_ in ONE_AFTER for c in tok.children):  # 'the next one
             return "one"
         if tok.tag_ in ("PRP", "PRP$") and self.rules.is_potential_anaphor(tok):
             return "pronoun"
