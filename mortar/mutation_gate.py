@@ -182,15 +182,18 @@ def _stop_words() -> frozenset[str]:
 
 def in_context_synonyms(doc, i: int, story: str = "") -> tuple[str, ...]:
     """Single words of token ``i``'s sense in context that read that way on their own (the sense is one of their
-    SENSE_RANK most frequent): what a swap may put in its place."""
+    SENSE_RANK most frequent; a noun's synonym is no '-ing' form unless the noun is one): what a swap may put in
+    its place."""
     token = doc[i]
     if token.pos_ not in SWAPPABLE or token.lemma_.lower() in LIGHT_VERBS:
         return ()
     sense = sure_sense(doc, i, story)
     if sense is None:
         return ()
+    gerund_ok = token.pos_ != "NOUN" or token.lemma_.lower().endswith("ing")
     return tuple(w for w in sense.words if w.isalpha() and w.lower() != token.lemma_.lower()
-                 and (sense_rank(w, token.pos_, sense.offset) or 0) < SENSE_RANK)
+                 and (sense_rank(w, token.pos_, sense.offset) or 0) < SENSE_RANK
+                 and (gerund_ok or not w.lower().endswith("ing")))  # 'the fixing contract' reads as a verb
 
 
 SWAP_TAGS = {"NN", "NNS", "VB", "VBP", "VBZ", "JJ", "RB"}  # forms a synonym can be put in
@@ -208,7 +211,9 @@ def inflect(word: str, tag: str) -> str | None:
         return word
     if " " in word:
         return None  # "look into" → "looks into": too easy to get wrong
-    if word.endswith(("s", "x", "z", "ch", "sh")):
+    if word.endswith("s") and not word.endswith("ss"):
+        return None  # 'sis', 'bus', 'lens': whether the s doubles is the dictionary's to say
+    if word.endswith(("ss", "x", "z", "ch", "sh")):
         return word + "es"
     if word.endswith("y") and word[-2:-1] not in "aeiou":
         return word[:-1] + "ies"

@@ -8,7 +8,7 @@ from mortar.dataset import Round, Seed
 from mortar.methods.dialtest import Operators, unguided_cases
 from mortar.methods.metal import MetalSettings, Word, make_cases as metal_make_cases, metal_test_cases, perturb
 from mortar.mutation_gate import (GATE_OFF, GATE_ON, LM_MAX_DROP, NEUTRAL_WORDS, Cosine, LanguageModel, Mutation,
-                                  focus_noun, in_context_synonyms, lesk_sense, make_gate)
+                                  focus_noun, in_context_synonyms, inflect, lesk_sense, make_gate)
 from mortar.nlp import load_nlp
 from mortar.oracle import Oracle
 from mortar.vocab import ADD, LEET, SR, SYN, TYPO, WI
@@ -74,6 +74,12 @@ def test_a_swap_must_be_a_lemma_of_the_sense_in_context(gate, nlp):
     assert reason(gate, SR, "What did Mara keep at the bank?", "What did Mara preserve at the bank?") == "word sense"
     # a light verb's sense is too loose to swap
     assert in_context_synonyms(nlp("What did her uncle do on Sundays?"), 4) == ()
+
+
+def test_a_noun_is_not_swapped_for_an_ing_form_nor_pluralised_by_guess(gate, nlp):
+    assert reason(gate, SYN, "How long did the repairs take?", "How long did the fixings take?") == "word sense"
+    assert "edifice" in in_context_synonyms(nlp("What did the building cost?"), 3)  # a noun in -ing itself
+    assert inflect("sis", "NNS") is None and inflect("glass", "NNS") == "glasses" and inflect("box", "NNS") == "boxes"
 
 
 def test_a_swap_must_keep_the_part_of_speech(gate):
