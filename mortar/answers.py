@@ -102,6 +102,7 @@ UNITS = {  # surface form → (canonical unit, factor to the dimension's base un
     **{w: ("l", 0.005) for w in ("tsp", "teaspoon", "teaspoons", "teaspoonful", "teaspoonfuls")},
 }
 CURRENCY_SYMBOLS = {"$": "dollar", "£": "pound", "€": "euro"}
+MONEY_SCALES = {"k": 1e3, "m": 1e6, "mn": 1e6, "bn": 1e9}
 SPAN_UNITS = {"minute", "hour", "day", "week", "fortnight", "month", "year", "decade"}  # 'a' counts one
 
 ONES = {"zero": 0, "nought": 0, "nil": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -205,6 +206,8 @@ def _number_word_run(words: list[str], i: int) -> tuple[float, int] | None:
             continue
         elif w == "and" and last == "scale" and j + 1 < len(words) and (words[j + 1] in ONES or words[j + 1] in TENS):
             last = "and"
+        elif w == "," and last == "scale" and current == 0 and j + 1 < len(words) and words[j + 1] in ONES:
+            pass  # 'ninety-eight thousand, four hundred and twelve'
         else:
             break
         j += 1
@@ -256,6 +259,8 @@ def quantities(text: str) -> list[Quantity]:
             v = _digits(words[i + 1]) or (_number_word_run(words, i + 1) or (None,))[0]
             if v is not None:
                 value, unit, j = v, CURRENCY_SYMBOLS[w], i + 2
+                if j < len(words) and words[j] in MONEY_SCALES:  # '£3.2m'
+                    value, j = value * MONEY_SCALES[words[j]], j + 1
         if value is None:
             d = _digits(w)
             if d is not None:
@@ -264,6 +269,7 @@ def quantities(text: str) -> list[Quantity]:
                 value, j, unit = FRACTIONS[words[i + 1]], i + 2, "fraction"  # "a third", "a half"
             elif w in ("a", "an") and i + 1 < len(words) and words[i + 1] in SPAN_UNITS and not (
                     i > 0 and (words[i - 1] in MULTIPLES or words[i - 1] in UNITS  # 'a pound a year'
+                               or words[i - 1] in ("on", "of", "such", "what", "which", "that")  # 'on a day'
                                or words[i - 1] in ("times", "per", "every", "each")
                                or _digits(words[i - 1]) is not None or _is_number_word(words[i - 1]))):
                 value = 1.0  # 'an hour and a half', 'a week' (not 'twice a day')
@@ -294,6 +300,8 @@ def quantities(text: str) -> list[Quantity]:
             value, unit, j = value * FRACTIONS[words[j + 1]], "fraction", j + 2
         elif unit is None and j < len(words) and words[j] in FRACTIONS and words[j] not in ("half", "quarter"):
             value, unit, j = value * FRACTIONS[words[j]], "fraction", j + 1
+            if words[j:j + 2] in (["of", "a"], ["of", "an"]) and j + 2 < len(words) and words[j + 2] in UNITS:
+                unit, j = None, j + 2  # 'three quarters of an hour': the unit is read next
         # unit or counted noun right after the number (skipping one adjective-like word is too loose)
         factor, meridiem = 1.0, None
         if unit is None and j + 1 < len(words) and words[j] in ("full", "whole", "entire", "solid") \

@@ -64,6 +64,15 @@ def outcome(oracle, question, a, b):
     ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),
     ("How much juice was left?", "half a litre", "500 ml", AGREE),
     ("What was the temperature in the library?", "19 °C", "Nineteen degrees Celsius.", AGREE),
+    # talk about the text, a deferral, a label with nothing after it, a tautology after filler: no answer
+    ("Who is the treasurer?", "The report mentions the treasurer.", "Please check with the club's office.",
+     NO_ANSWER),
+    ("Who is the treasurer?", "Treasurer:", "Hmm, let me think. The treasurer is the treasurer.", NO_ANSWER),
+    # numbers in words with a comma, money with a scale letter or in two parts, a fraction of a unit
+    ("How much money did they raise?", "£2.4m", "2.4 million pounds", AGREE),
+    ("How much did the tea cost?", "two euros fifty", "€2.50", AGREE),
+    ("How many people came?", "Twelve thousand, three hundred and four.", "12304 people", AGREE),
+    ("How long did the game last?", "three quarters of an hour", "45 minutes", AGREE),
     # a place is no answer to 'who'; a list against only part of it differs
     ("Who won the trophy?", "Omar Haddad.", "The best player won it in the library at Riverside.", DIFFER),
     ("Who spoke at the meeting?", "Omar Haddad and Lena Vogt.", "Lena Vogt and Omar Haddad.", AGREE),

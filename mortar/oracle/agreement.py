@@ -42,6 +42,7 @@ NOT_TOLD = re.compile(r"\b(?:it|that|this)(?:'s not| is not| was not|'s never| i
                       r"|\b(?:no ?one|nobody) (?:knows|says|tells|said)\b"
                       r"|\bhard to (?:say|tell)\b|\bno (?:way|means) to (?:say|tell|know)\b"
                       r"|\b(?:have|had|got) no (?:idea|clue)\b"
+                      r"|\bplease (?:check|consult|contact|ask|visit|see|refer to)\b"  # sends the asker elsewhere
                       r"|^\W*(?:the|this|that|these|those) \w+ (?:doesn't|does not|didn't|did not|don't|do not) "
                       r"(?:say|tell|mention|specify)\b|\bgives? no answer\b|^\W*who knows\b")
 # …and what they do not phrase: short answers this close (MiniLM cosine) to one of these
@@ -50,7 +51,12 @@ NOT_TOLD_LIKE = ("I don't know.", "The text does not say.", "It is not mentioned
 NOT_TOLD_COSINE, NOT_TOLD_WORDS = 0.65, 6
 TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?(\w+(?: \w+){0,3}) (?:is|was|are|were|will be|should be|must be) "
                        r"(?:just |only |still )?(?:the |a |an )?\1\W*$", re.IGNORECASE)  # 'The ferry was the ferry.'
-GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", "someone", "somewhere", "lot"}
+GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", "someone", "somewhere", "lot",
+           # talk about the text, not from it: 'He is a person mentioned in the text.', 'The letter mentions the move.'
+           "text", "story", "passage", "article", "letter", "document", "mention", "describe", "refer", "talk",
+           "discuss", "information", "detail"}
+FILLER = re.compile(r"\W*(?:(?:hmm+|well|ok(?:ay)?|so|right|sure|let me think|let's see|great question|good question|"
+                    r"interesting question|that's a good question)\W*)+")
 MADE_WORDS = 0.5  # fewer known words than this share: letters that make no words
 
 
@@ -224,7 +230,14 @@ def _with_sums(found: list) -> list:
             for x, y in zip(found, found[1:])
             if x.dim and x.dim == y.dim and x.dim not in CLOCK and x.value and y.value
             and x.base / x.value > y.base / y.value]
+    # 'one euro twenty' is 1.20 euros
+    sums += [replace(x, value=x.value + y.value / 100, base=x.base + y.value / 100, text=f"{x.text} {y.text}")
+             for x, y in zip(found, found[1:])
+             if x.dim in MONEY and y.dim is None and y.noun is None and 0 < y.value < 100 and y.value == int(y.value)]
     return found + sums
+
+
+MONEY = {"dollar", "pound", "euro"}
 
 
 _YEARS = {"decade": 10, "century": 100, "millennium": 1000}
@@ -325,8 +338,11 @@ def non_answer(q, r, polarity=None) -> str | None:
         return "asks a question back"
     if q is not None and normalize_text(text) == normalize_text(q.text):
         return "copies the question"
-    if TAUTOLOGY.search(text):
+    said = [s for s in sentences if not FILLER.fullmatch(s.lower())]  # 'Hmm, let me think.' says nothing
+    if said and all(TAUTOLOGY.search(s) for s in said):
         return "says a thing is itself"
+    if re.search(r":\W*$", text) and len(words) <= 4:
+        return "stops before the answer"  # 'Answer:', 'Vehicle:'
     if q is not None and _evasive(q, r, polarity):
         return "only repeats the question's words"
     if q is not None and COUNT_QUESTION.search(q.text.lower()) and not r.quantities \
@@ -388,7 +404,9 @@ def _evasive(q, r, polarity=None) -> bool:
     if not (q.wh or q.yes_no) or r.lead or r.has_negation or re.search(r"\b(?:nobody|nothing|none|no one)\b",
                                                                       r.text.lower()):
         return False  # 'Nobody.' answers 'Who saw him?'
-    new = [w for w in _new_words(q, r) if w not in GENERIC]
+    about = re.match(r"\W*(?:the|this) ([\w-]+) (?:mentions|mentioned|describes|talks about|refers to|discusses)\b",
+                     r.text.lower())  # 'The report mentions the treasurer.': the report is the source, not an answer
+    new = [w for w in _new_words(q, r) if w not in GENERIC and not (about and same_word(w, about.group(1)))]
     asked = {x.value for x in quantities(q.text)}
     return not new and not [x for x in r.quantities if x.value not in asked] and not r.closed
 
