@@ -54,6 +54,9 @@ UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"provide|access|browse|find|determine|disclose|confirm|give|look up)\b",
     r"\b(?:i|we) (?:don't|do not) have (?:that |this |the |any |enough |access to )?(?:information|details|data)\b",
     r"\bas an ai\b|\bas a language model\b",
+    rf"^\W*(?:the|this|that) [\w-]+ (?:gives|states|lists|names|mentions) no\b",  # 'The reply gives no cost …'
+    r"\bno \w+(?: \w+)? (?:is|was|are|were) (?:given|stated|mentioned|listed|recorded|specified)\b",
+    r"\b(?:don't|do not|doesn't|does not|didn't|did not) know yet\b",
 )]
 
 
@@ -102,6 +105,9 @@ UNITS = {  # surface form → (canonical unit, factor to the dimension's base un
     **{w: ("l", 0.005) for w in ("tsp", "teaspoon", "teaspoons", "teaspoonful", "teaspoonfuls")},
 }
 CURRENCY_SYMBOLS = {"$": "dollar", "£": "pound", "€": "euro"}
+AFTER_HALF_SIX = {",", ".", ";", ":", "!", "?", "-", "(", "in", "on", "at", "tonight", "today", "tomorrow", "am", "pm",
+                  "and", "or", "then", "sharp", "that", "this", "every", "each"}  # 'half six' is a time before these
+AND_A_PART = {"half": 0.5, "quarter": 0.25, "quarters": 0.25, "third": 1 / 3}  # 'two and a quarter metres'
 MONEY_SCALES = {"k": 1e3, "m": 1e6, "mn": 1e6, "bn": 1e9}
 SPAN_UNITS = {"minute", "hour", "day", "week", "fortnight", "month", "year", "decade"}  # 'a' counts one
 
@@ -290,8 +296,9 @@ def quantities(text: str) -> list[Quantity]:
         while j < len(words) and words[j] in SCALES:
             value *= SCALES[words[j]]
             j += 1
-        if j + 2 < len(words) and words[j] == "and" and words[j + 1] in ("a", "one") and words[j + 2] == "half":
-            value += 0.5
+        if j + 2 < len(words) and words[j] == "and" and words[j + 1] in ("a", "one", "three") \
+                and words[j + 2] in AND_A_PART:
+            value += AND_A_PART[words[j + 2]] * (3 if words[j + 1] == "three" else 1)
             j += 3
             while j < len(words) and words[j] in SCALES:
                 value *= SCALES[words[j]]
@@ -304,9 +311,11 @@ def quantities(text: str) -> list[Quantity]:
                 unit, j = None, j + 2  # 'three quarters of an hour': the unit is read next
         # unit or counted noun right after the number (skipping one adjective-like word is too loose)
         factor, meridiem = 1.0, None
-        if unit is None and j + 1 < len(words) and words[j] in ("full", "whole", "entire", "solid") \
-                and words[j + 1] in UNITS:  # 'one full week'
-            j += 1
+        if unit is None and j + 1 < len(words) and re.fullmatch(r"[a-z]{3,}", words[j]) and words[j] not in _NOT_NOUNS \
+                and words[j] not in UNITS and not _is_number_word(words[j]) and UNITS.get(words[j + 1], ("",))[0] in (
+                    "s", "year"):
+            j += 1  # 'one full week', 'five working days'
+
         if unit is None and j < len(words):
             two = " ".join(words[j:j + 3]) if j + 2 < len(words) else ""
             if two in UNITS:
@@ -317,8 +326,8 @@ def quantities(text: str) -> list[Quantity]:
                 j += 1
                 if j < len(words) and words[j] in ("celsius", "centigrade"):
                     j += 1
-                if words[j:j + 3] == ["and", "a", "half"]:  # 'an hour and a half'
-                    value, j = value + 0.5, j + 3
+                if words[j:j + 2] == ["and", "a"] and j + 2 < len(words) and words[j + 2] in AND_A_PART:
+                    value, j = value + AND_A_PART[words[j + 2]], j + 3  # 'an hour and a half'
             elif words[j] in ("am", "pm", "o'clock", "oclock"):
                 unit, meridiem = CLOCK[0], words[j] if words[j] in ("am", "pm") else None
                 j += 1
@@ -434,6 +443,10 @@ def _clock_phrase(words: list[str], i: int) -> tuple[tuple[float, float], int] |
             j += 1
         elif minutes not in (5, 10, 20, 25):
             return None
+    if words[i] == "half" and j < len(words) and words[j] not in ("past", "after", "an", "a", "of", "the"):
+        run = _number_between(words, j, 1, 12)  # 'half six': half past six, as said in Britain
+        if run is not None and (run[1] == len(words) or words[run[1]] in AFTER_HALF_SIX):
+            return (run[0], 30.0), run[1]
     if j + 1 >= len(words) or words[j] not in ("past", "after", "to", "before", "til", "till"):
         return None
     rel, j = words[j], j + 1

@@ -153,6 +153,19 @@ def test_names_and_descriptions(oracle, question, gold, candidate, story, right)
     ("When does the pool close?", "at 22:00", "10 pm", True),
     ("When does the pool close?", "at 22:00", "10:30 pm", False),
     ("How much is the rent?", "a pound a year", "£1 per year", True),
+    ("When does the class start?", "6:30 pm", "Half six in the evening.", True),
+    ("When does the class start?", "6:30 pm", "Half seven.", False),
+    ("How long is the session?", "75 minutes", "An hour and a quarter.", True),
+    ("How soon will the refund arrive?", "within five working days", "up to five business days", True),
+    ("How tall is the clock?", "226 cm", "a little over two and a quarter metres", True),
+    # yes and no said without the words
+    ("Will the minister reply?", "yes", "He will, after the meeting on Friday.", True),
+    ("Will the minister reply?", "no", "He will, after the meeting on Friday.", False),
+    ("Did the light come back on?", "no", "No warning light appeared during the test.", True),
+    # the story does not tell, said in other ways
+    ("What did the ticket cost?", "unknown", "The letter gives no price for the ticket.", True),
+    ("What was the cause?", "unknown", "They don't know yet; samples went to the lab.", True),
+
     # a name and its acronym
     ("Who paid for the study?", "the NHS", "the National Health Service", True),
     ("Who runs the museum?", "the Dunhallow Heritage Trust", "the DHT", True),

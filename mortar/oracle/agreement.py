@@ -119,13 +119,6 @@ class AgreementJudge:
         return {t: "says the story does not tell" for t in short
                 if max(cos(t, p) for p in NOT_TOLD_LIKE) >= NOT_TOLD_COSINE}
 
-    def _polarity(self, r, q) -> str | None:
-        """Yes or no: 'No mites were found.' and 'Nothing may go down the sink.' say no, though they echo the verb."""
-        if not r.lead and re.match(r"\W*(?:no|none|nothing|nobody|no[- ]one|never|neither)\b", r.text,
-                                   re.IGNORECASE):
-            return "no"
-        return self.judge._polarity(r, q)
-
     # ---- rules
     def _by_rules(self, question, a, b, degenerate: dict) -> Agreement | None:
         q = self.judge._questions.get(question) if question else None
@@ -145,7 +138,7 @@ class AgreementJudge:
         if ra.norm == rb.norm:
             return Agreement(SURE_PASS, False, "the same answer")
         if q is not None and q.yes_no:
-            pa, pb = self._polarity(ra, q), self._polarity(rb, q)
+            pa, pb = self.judge._polarity(ra, q), self.judge._polarity(rb, q)
             if pa and pb and pa != pb:
                 return Agreement(0.05, False, f"one says {pa}, the other {pb}")
             if pa and pb:  # 'Yes, two firefighters.' and 'Yes, three were hurt.' say yes to different things

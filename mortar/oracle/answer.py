@@ -29,6 +29,9 @@ EMB_LOW, EMB_HIGH = 0.40, 0.80  # embedding cosine mapped linearly: 0.40 → 0, 
 SAME_PHRASE = 0.80  # two short phrases this close are synonyms ('washing basket', 'laundry basket')
 SAME_MEMBER = 0.55  # a list member said in other words ('relatives' for 'family members')
 SAME_KIND = 0.65  # two nouns of one kind this close are used as synonyms ('beach', 'shore'); below: 'attic', 'cellar'
+# a pronoun and a bare auxiliary say yes: 'He will, after the meeting.', 'She did — two bowls.' (not 'He did not.')
+ECHO_YES = re.compile(r"\W*(?:he|she|it|they|we|i|you|there) (?:will|would|did|does|do|is|was|are|were|can|could|has|"
+                      r"have|had|should|may|might)\b(?! not\b)\s*(?:[,.;:!—–-]|$)")
 
 
 def _texts(quantities) -> str:
@@ -239,6 +242,11 @@ class AnswerJudge:
     def _polarity(c, q) -> str | None:
         if c.lead:
             return c.lead
+        # 'No mites were found.', 'Nothing may go down the sink.' say no, though they echo the verb
+        if re.match(r"\W*(?:no|none|nothing|nobody|no[- ]one|never|neither)\b", c.text, re.IGNORECASE):
+            return "no"
+        if ECHO_YES.match(c.text.lower()):
+            return "yes"  # 'He will, after the meeting.', 'She did — two bowls.'
         opposite = _opposite_of_question(c, q)  # 'Was anyone injured?' — 'Everyone was unharmed.'
         if opposite:
             return opposite
