@@ -154,7 +154,7 @@ def check_case(dg: DialogueGraph, case: TestCase, questions: dict[int, str], fol
     seed_before = {r.turn_id: (dg.rounds[k - 1].turn_id if k else None) for k, r in enumerate(dg.rounds)}
     for source in case.source_rounds:
         rg = dg.round(source)
-        missing = rg.needed - context.names
+        missing = {n for n in rg.needed if not held(n, context.names)}
         follows_ok = None if rg.continues is None else previous == rg.continues
         semantic = semantic_check(questions[source], rg)
         ontology = not missing and (follows_ok is not False or not follow_rule)
@@ -176,6 +176,19 @@ def check_case(dg: DialogueGraph, case: TestCase, questions: dict[int, str], fol
         previous = source
         asked.add(source)
     return verdicts
+
+
+def held(name: str, names: set[str]) -> bool:
+    """Does the context hold this entity: by its name, or inside a longer name ('chaudhary' in 'priya chaudhary',
+    'harriers' in 'marsh harriers': a pronoun is often tied to part of the name the answer gave)?"""
+    if name in names:
+        return True
+    words = name.split()
+    return any(len(n) > len(name) and _contains(n.split(), words) for n in names)
+
+
+def _contains(longer: list[str], words: list[str]) -> bool:
+    return any(longer[k:k + len(words)] == words for k in range(len(longer) - len(words) + 1))
 
 
 def contribution(rg, equivalent: bool) -> Graph:

@@ -3,7 +3,7 @@
 import duckdb
 import pytest
 
-from mortar.context import check_case, follows_up, leans_on_context
+from mortar.context import check_case, follows_up, held, leans_on_context
 from mortar.dataset import Dataset, Round, Seed, TestCase
 from mortar.formats import load_dataset
 from mortar.kg.model import ExtractionError
@@ -291,3 +291,9 @@ def test_a_place_after_be_and_the_next_one_are_anaphors():
     anaphors = {r.turn_id: set(r.anaphors) for r in dg.rounds}
     assert "there" in anaphors[2] and "one" in anaphors[4]
     assert not anaphors[5]  # the existential 'there'
+
+
+def test_an_entity_is_held_under_the_longer_name_an_answer_gave():
+    names = {"priya chaudhary", "marsh harriers", "question"}
+    assert held("chaudhary", names) and held("harriers", names) and held("question", names)
+    assert not held("priya", {"priyanka rao"}) and not held("marsh harriers", {"harriers"})
