@@ -68,10 +68,11 @@ def _follows_up(doc) -> bool:
 
 def _leans_on_context(doc) -> bool:
     """A question whose structure leaves out what it is about, whatever its length: a clause without a subject
-    ('To study what?'), a count of nothing named ('How many does each get?'), an unnamed someone ('Was anyone hurt?', 'Does everyone agree?'), a rank with no
-    contest ('Who came second?'), an opening connective ('So what did he do?'), a contrast with nothing
-    named to contrast with ('Who asked for a garden instead?'), or a verb that needs a topic
-    and has none ('Why did the board object?' has one; 'Why did Ines disagree?' has none). It needs the round
+    ('To study what?'), a count of nothing named ('How many does each get?'), an unnamed someone ('Was anyone
+    hurt?', 'Does everyone agree?'), a rank with no contest ('Who came second?'), an opening connective ('So what
+    did he do?'), a contrast with nothing named to contrast with ('Who asked for a garden instead?', 'Is there
+    another way?', 'Are there any more spares?'), or a verb that needs a topic and has none ('Why did the board
+    object?' has one; 'Why did Ines disagree?' has none). It needs the round
     before it in the seed, though not directly before."""
 
     words = [t for t in doc if not t.is_punct]
@@ -88,6 +89,9 @@ def _leans_on_context(doc) -> bool:
         return True
     if words[0].lower_ in CONNECTIVES or any(t.lower_ in CONTRASTS and t.dep_ in ("advmod", "preconj") for t in doc):
         return True
+    if any(t.lower_ == "another" for t in doc) or (not any(t.lower_ == "than" for t in doc) and any(
+            t.lower_ == "more" and (t.head.pos_ == "NOUN" or t.dep_ in ("dobj", "nsubj")) for t in doc)):
+        return True  # 'Is there another way?', 'Are there any more spares?': beyond what was said
     if any(t.lower_ == "many" and t.dep_ != "amod" and not any(c.dep_ == "prep" for c in t.children) for t in doc):
         return True  # 'How many does each pair get?' counts something left unsaid
 

@@ -79,7 +79,8 @@ def test_a_failing_round_adds_only_what_its_question_states(graph):
 
 @pytest.mark.parametrize("question", ["To repair what?", "Was anybody injured?", "Does everybody approve?",
                                       "Who finished third?", "So what did Okonkwo do?", "Why did Ines disagree?",
-                                      "Who wanted a library instead?", "How many does each team get?"])
+                                      "Who wanted a library instead?", "How many does each team get?",
+                                      "Are there any more tickets?", "Is there another route?"])
 def test_questions_whose_structure_leaves_out_their_topic_lean_on_context(question):
     assert leans_on_context(question)
 
@@ -87,7 +88,8 @@ def test_questions_whose_structure_leaves_out_their_topic_lean_on_context(questi
 @pytest.mark.parametrize("question", ["Who won the Corran fell race?", "What kind of bird was Pemberton?",
                                       "Why did the mill close in 1921?", "When did she first ride a tram there?",
                                       "How did Odile Marchand react?", "Who was the tallest climber?",
-                                      "How many of the climbers reached the top?"])
+                                      "How many of the climbers reached the top?",
+                                      "How many more people came than last year?", "Who was more careful?"])
 def test_complete_questions_do_not_lean_on_context(question):
     assert not leans_on_context(question)
 
@@ -291,6 +293,15 @@ def test_a_place_after_be_and_the_next_one_are_anaphors():
     anaphors = {r.turn_id: set(r.anaphors) for r in dg.rounds}
     assert "there" in anaphors[2] and "one" in anaphors[4]
     assert not anaphors[5]  # the existential 'there'
+
+
+def test_a_role_said_with_as_is_no_new_person_for_a_pronoun():
+    seed = Seed("nurse", "Ines Varga came to Canada as a ship's nurse and married Anders Lund.", (
+        Round(1, "Who is the story about?", "Ines Varga"),
+        Round(2, "In what role did she come to Canada?", "As a ship's nurse"),
+        Round(3, "Whom did she marry?", "Anders Lund")))
+    (dg,) = SpacyExtractor().extract_many([seed])
+    assert "nurse" not in dg.round(3).needed
 
 
 def test_an_entity_is_held_under_the_longer_name_an_answer_gave():

@@ -480,6 +480,8 @@ class _SeedExtraction:
                 for cand in reversed(span):
                     if not (self.rules.is_independent_noun(cand) or cand.ent_type_):
                         continue
+                    if cand.dep_ == "pobj" and cand.head.lower_ == "as":
+                        continue  # 'As a ship's nurse' says what someone already named was, not someone new
                     if people_only and not ((cand.pos_ == "PROPN" and cand.ent_type_ not in NUMERIC | TIMES)
                                             or self.is_person(cand)):
                         continue
