@@ -155,6 +155,10 @@ class AgreementJudge:
             numbers = _numbers(q, question, ra, rb)
             if numbers:
                 return numbers
+        if q is not None and q.wh and not q.numeric:
+            partial = _part_of_items(q, ra, rb) or _part_of_items(q, rb, ra)
+            if partial:
+                return Agreement(FAIL, False, f"one gives only part of the other's list (not {partial})")
         if q is not None and q.wh in NAME_QUESTIONS or min(ra.n_tokens, rb.n_tokens) <= SHORT:
             return _names(q, ra, rb)
         return None
@@ -262,6 +266,22 @@ def _names(q, ra, rb) -> Agreement | None:
         if shared:
             return Agreement(PASS, False, f"both name {' '.join(sorted(shared))}")
     return Agreement(FAIL, False, f"names {' '.join(sorted(na[0]))}, the other {' '.join(sorted(nb[0]))}")
+
+
+def _part_of_items(q, r, other) -> str | None:
+    """The items this answer lists ('Tell the time, find Mecca, or work out when to pray'; 'For mild language and
+    one violent scene') that the other leaves out, when the other says only some of them and nothing of its own;
+    None otherwise."""
+    said = set(other.lemmas) | set(other.content)
+    members = [m - q.lemmas for m in r.conjuncts + r.alternatives]
+    members = [m for m in members if m]
+    if len(members) < 2 or len(other.conjuncts) + len(other.alternatives) >= len(members):
+        return None
+    if not all(any(same_word(w, x) for x in r.lemmas) for w in _new_words(q, other)):
+        return None  # the other says things of its own: a paraphrase, not a part
+    covered = [m for m in members if any(same_word(w, x) for w in m for x in said)]
+    missing = [m for m in members if m not in covered]
+    return " ".join(sorted(missing[0])) if covered and missing else None
 
 
 def _part_of_list(names: list[frozenset], r, other: list[frozenset]) -> str | None:
