@@ -292,6 +292,9 @@ def quantities(text: str) -> list[Quantity]:
         if value is None:
             i += 1
             continue
+        if i > 0 and (words[i - 1] == "minus" or words[i - 1] == "-" and (i == 1 or not re.match(r"[\d.]", words[i - 2]))
+                      and re.search(rf"(?:^|[\s(]){re.escape('-' + w)}\b", text)):
+            value = -value  # '-2 °C', 'minus two degrees' (not the '7' of '5-7', nor '- 2' after a dash)
         # scale after digits ("4.5 billion"), "and a half", fractions ("two-thirds")
         while j < len(words) and words[j] in SCALES:
             value *= SCALES[words[j]]
@@ -305,12 +308,16 @@ def quantities(text: str) -> list[Quantity]:
                 j += 1
         if unit is None and j < len(words) and words[j] in ("-",) and j + 1 < len(words) and words[j + 1] in FRACTIONS:
             value, unit, j = value * FRACTIONS[words[j + 1]], "fraction", j + 2
+            if words[j:j + 2] in (["of", "a"], ["of", "an"]) and j + 2 < len(words) and words[j + 2] in UNITS:
+                unit, j = None, j + 2  # 'three-quarters of an hour': the unit is read next
         elif unit is None and j < len(words) and words[j] in FRACTIONS and words[j] not in ("half", "quarter"):
             value, unit, j = value * FRACTIONS[words[j]], "fraction", j + 1
             if words[j:j + 2] in (["of", "a"], ["of", "an"]) and j + 2 < len(words) and words[j + 2] in UNITS:
                 unit, j = None, j + 2  # 'three quarters of an hour': the unit is read next
         # unit or counted noun right after the number (skipping one adjective-like word is too loose)
         factor, meridiem = 1.0, None
+        if unit is None and words[j:j + 2] in (["below", "zero"], ["below", "freezing"]):
+            value, unit, j = -value, "degree", j + 2  # 'two below freezing' is -2 °C
         if unit is None and j + 1 < len(words) and re.fullmatch(r"[a-z]{3,}", words[j]) and words[j] not in _NOT_NOUNS \
                 and words[j] not in UNITS and not _is_number_word(words[j]) and UNITS.get(words[j + 1], ("",))[0] in (
                     "s", "year"):

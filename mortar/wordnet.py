@@ -89,9 +89,9 @@ _POS_LETTER = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 
 
 @lru_cache(maxsize=20000)
-def antonyms(lemma: str, pos: str, senses: int | None = 2) -> tuple[str, ...]:
+def antonyms(lemma: str, pos: str, senses: int | None = 2, clusters: bool = True) -> tuple[str, ...]:
     """Words of opposite meaning ('afraid' → 'unafraid', 'fearless'): WordNet's antonyms of the lemma's most
-    frequent senses, with the words of their synsets and of the adjective clusters around them."""
+    frequent senses, with the words of their synsets and (``clusters``) of the adjective clusters around them."""
     pos_file = POS_FILES.get(pos)
     if pos_file is None:
         return ()
@@ -105,8 +105,8 @@ def antonyms(lemma: str, pos: str, senses: int | None = 2) -> tuple[str, ...]:
                 continue
             target_file = _POS_LETTER[letter]
             target_parts = _synset_line(target_file, target)
-            clusters = [target] + [o for s, o, _, _, _ in _pointers(target_parts) if s == "&"]
-            for o in clusters:
+            around = [o for s, o, _, _, _ in _pointers(target_parts) if s == "&"] if clusters else []
+            for o in [target] + around:
                 for w in _synset_words(target_file, o):
                     w = w.split("(")[0].replace("_", " ")
                     if w.lower() != key and w not in found:

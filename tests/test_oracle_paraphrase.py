@@ -158,6 +158,13 @@ def test_names_and_descriptions(oracle, question, gold, candidate, story, right)
     ("How long is the session?", "75 minutes", "An hour and a quarter.", True),
     ("How soon will the refund arrive?", "within five working days", "up to five business days", True),
     ("How tall is the clock?", "226 cm", "a little over two and a quarter metres", True),
+    ("How cold will it get?", "-2 °C", "2 degrees", False),
+    ("How cold will it get?", "-2 °C", "Down to two below freezing.", True),
+    ("How long does a round take?", "about 45 minutes", "Roughly three-quarters of an hour.", True),
+    # an opposite word in place of the reference's
+    ("Which way do you turn the lid?", "anticlockwise", "Clockwise.", False),
+    ("Where is the spare key?", "above the door", "Below the door.", False),
+    ("Who goes first?", "the youngest player", "The oldest player goes first.", False),
     # yes and no said without the words
     ("Will the minister reply?", "yes", "He will, after the meeting on Friday.", True),
     ("Will the minister reply?", "no", "He will, after the meeting on Friday.", False),

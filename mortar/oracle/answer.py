@@ -316,8 +316,11 @@ class AnswerJudge:
         return "conflict", f"different number: {_texts(said)}, the reference says {_texts(ref_quantities)}"
 
     def _conflict(self, q, r, c) -> str | None:
-        """A closed-class term or a negation that contradicts the reference."""
+        """A closed-class term, an opposite word or a negation that contradicts the reference."""
         echo = q.lemmas if q is not None else set()
+        opposite = _opposite_word(r, c, echo)
+        if opposite:
+            return opposite
         for cls, terms in r.closed.items():
             theirs = c.closed.get(cls, set()) - echo
             if theirs and not (c.closed.get(cls, set()) & terms):
@@ -633,10 +636,31 @@ def _opposite_of_question(c, q) -> str | None:
     return None
 
 
-def _antonyms(word: str, pos: str) -> tuple[str, ...]:
+OPPOSITE_PLACES = (("above", "below"), ("before", "after"), ("over", "under"), ("inside", "outside"))  # no content
+
+
+def _opposite_word(r, c, echo) -> str | None:
+    """The candidate puts a word's direct WordNet antonym where the reference has the word ('left' for 'right',
+    'below' for 'above', 'clockwise' for 'anticlockwise', 'oldest' for 'youngest') and leaves the word out."""
+    theirs = [w for w in c.content if w not in r.content and w not in echo]
+    for w, x in OPPOSITE_PLACES:
+        for a, b in ((w, x), (x, w)):
+            if a in r.lemmas and a not in c.lemmas and b in c.lemmas and b not in r.lemmas and b not in echo:
+                return f"says {b}, the reference says {a}"
+    for w in r.content:
+        if w in echo or w in c.content:
+            continue
+        opposite = {x.lower() for pos in ("ADJ", "ADV") for x in _antonyms(w, pos, clusters=False)}
+        said = next((x for x in theirs if x in opposite), None)
+        if said:
+            return f"says {said}, the reference says {w}"
+    return None
+
+
+def _antonyms(word: str, pos: str, clusters: bool = True) -> tuple[str, ...]:
 
     try:
-        return antonyms(word, pos)
+        return antonyms(word, pos, clusters=clusters)
     except WordNetMissing:  # no antonyms; the other rules still apply
         return ()
 
