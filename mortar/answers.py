@@ -20,6 +20,7 @@ Everything here is plain data computed once per text; ``mortar.oracle`` decides.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 # ---------------------------------------------------------------------------------------------
@@ -47,15 +48,18 @@ UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"\bthere is no (?:information|mention|indication)\b",
     r"\b(?:no|not enough) (?:information|details?|mention)\b",
     # the document named by what it is ('The label does not specify …', 'The chat doesn't say.')
-    rf"^\W*(?:the|this|that) [\w-]+ (?:does not|doesn't|did not|didn't|do not|don't|never) (?:{_SAY}|list|lists|show|shows)\b",
-    rf"\b(?:is|was|are|were) not {_SAY} (?:in|on|by) (?:the|this) [\w-]+\W*$",  # '… is not listed on the label.'
+    rf"^\W*(?:the|this|that) [\w-]+(?: [\w-]+)? (?:does not|doesn't|did not|didn't|do not|don't|never) "
+    rf"(?:{_SAY}|list|lists|show|shows)\b",
+    rf"\b(?:is not|was not|are not|were not|isn't|wasn't|aren't|weren't) {_SAY} (?:in|on|by) (?:the|this) [\w-]+",
+    # '… is not listed on the label.', "Her age isn't mentioned in the column." 
     # a refusal: 'Sorry, I can't help with that.', "I'm not able to share …", 'As an AI I cannot browse …'
     r"\b(?:i|we)(?: am|'m| are|'re)? (?:can't|cannot|can not|unable to|not able to) (?:help|answer|assist|share|"
     r"provide|access|browse|find|determine|disclose|confirm|give|look up)\b",
-    r"\b(?:i|we) (?:don't|do not) have (?:that |this |the |any |enough |access to )?(?:information|details|data)\b",
+    r"\b(?:i|we) (?:don't|do not) have (?:access to )?(?:that |this |the |any |enough )?(?:information|details|data)\b",
+    r"\b(?:i|we) (?:don't|do not) understand the question\b",
     r"\bas an ai\b|\bas a language model\b",
     rf"^\W*(?:the|this|that) [\w-]+ (?:gives|states|lists|names|mentions) no\b",  # 'The reply gives no cost …'
-    r"\bno \w+(?: \w+)? (?:is|was|are|were) (?:given|stated|mentioned|listed|recorded|specified)\b",
+    r"[;,]\s*no \w+(?: \w+)? (?:is|was|are|were) (?:given|stated|mentioned|specified)\b",  # '…; no temperature is given'
     r"\b(?:don't|do not|doesn't|does not|didn't|did not) know yet\b",
 )]
 
@@ -247,8 +251,15 @@ def quantities(text: str) -> list[Quantity]:
         if t:
             (h, mnt), j = t
             phrase = " ".join(words[i:j])
-            out += [Quantity(h, CLOCK[0], text=phrase), Quantity(mnt, CLOCK[1], text=phrase)]
+            out += [Quantity(h, CLOCK[0], text=phrase, meridiem=_part_of_day(words, j)),
+                    Quantity(mnt, CLOCK[1], text=phrase)]
             i = j
+            continue
+        m = re.fullmatch(r"(\d{1,2})\.(\d{2})", w)
+        if m and i + 1 < len(words) and words[i + 1] in ("am", "pm") and int(m.group(1)) <= 12:
+            out += [Quantity(float(m.group(1)), CLOCK[0], text=w, meridiem=words[i + 1]),  # '9.30 am'
+                    Quantity(float(m.group(2)), CLOCK[1], text=w)]
+            i += 2
             continue
         if w in HOUR_WORDS:
             out.append(Quantity(float(HOUR_WORDS[w]), CLOCK[0], text=w, meridiem="am" if w == "midnight" else "pm"))
@@ -340,6 +351,8 @@ def quantities(text: str) -> list[Quantity]:
                 j += 1
             elif re.fullmatch(r"[a-z]{3,}", words[j]) and words[j] not in _NOT_NOUNS and not _is_number_word(words[j]):
                 noun = _singular(words[j])
+        if unit is None and noun is None and 0 < value <= 12 and value == int(value) and _part_of_day(words, j):
+            unit, meridiem = CLOCK[0], _part_of_day(words, j)  # 'two in the afternoon'
         shown = " ".join(words[i:j]) + (f" {words[j]}" if noun else "")
         out.append(Quantity(value, unit, value * factor, noun, approx, shown, meridiem))
         i = j
@@ -431,6 +444,15 @@ def _number_between(words: list[str], i: int, low: float, high: float) -> tuple[
     d = _digits(words[i])
     run = (d, i + 1) if d is not None else _number_word_run(words, i)
     return run if run and low <= run[0] <= high else None
+
+
+def _part_of_day(words: list[str], j: int) -> str | None:
+    """'in the morning' → am; 'in the afternoon', 'in the evening' → pm ('at night' can be either)."""
+    if words[j:j + 3] == ["in", "the", "morning"]:
+        return "am"
+    if words[j:j + 3] in (["in", "the", "afternoon"], ["in", "the", "evening"]):
+        return "pm"
+    return None
 
 
 def _clock_phrase(words: list[str], i: int) -> tuple[tuple[float, float], int] | None:
@@ -698,6 +720,13 @@ def _coordination(tokens, words: tuple[str, ...]) -> list[set[str]]:
                         and not x.like_num and not _is_number_word(x.lower_)})
         return [words for words in out if words]
     return []
+
+
+def fold_accents(text: str) -> str:
+    """'Castañeda' → 'Castaneda', 'Fähre' → 'Fahre': small models often drop the accents a story has."""
+    if text.isascii():
+        return text
+    return "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
 
 
 def normalize_text(text: str) -> str:

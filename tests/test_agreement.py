@@ -68,6 +68,9 @@ def outcome(oracle, question, a, b):
     ("Who is the treasurer?", "The report mentions the treasurer.", "Please check with the club's office.",
      NO_ANSWER),
     ("Who is the treasurer?", "Treasurer:", "Hmm, let me think. The treasurer is the treasurer.", NO_ANSWER),
+    ("How many boards did they buy?", "A lot of boards were bought.", "Some boards.", NO_ANSWER),  # no amount
+    ("How many boards did they buy?", "None.", "They bought zero boards.", AGREE),
+    ("What did the club buy?", "Sure! Here is the answer:", "I'm sorry, I don't understand the question.", NO_ANSWER),
     # numbers in words with a comma, money with a scale letter or in two parts, a fraction of a unit
     ("How much money did they raise?", "£2.4m", "2.4 million pounds", AGREE),
     ("How much did the tea cost?", "two euros fifty", "€2.50", AGREE),

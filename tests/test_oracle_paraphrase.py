@@ -161,6 +161,13 @@ def test_names_and_descriptions(oracle, question, gold, candidate, story, right)
     ("How cold will it get?", "-2 °C", "2 degrees", False),
     ("How cold will it get?", "-2 °C", "Down to two below freezing.", True),
     ("How long does a round take?", "about 45 minutes", "Roughly three-quarters of an hour.", True),
+    ("For how many days should he take them?", "7", "A week.", True),
+    ("When will the water be off?", "9.30 am to 2 pm", "From half past nine in the morning until two in the "
+                                                         "afternoon.", True),
+    ("When will the water be off?", "9.30 am to 2 pm", "From half past nine in the evening until two.", False),
+    ("Who leads the team?", "Dr Imelda Castañeda", "Imelda Castaneda", True),
+    ("What is the fair age?", "unknown", "Her age isn't mentioned in the column.", True),
+    ("Is there a signal past the bridge?", "no", "There's no mobile signal beyond the footbridge.", True),
     # an opposite word in place of the reference's
     ("Which way do you turn the lid?", "anticlockwise", "Clockwise.", False),
     ("Where is the spare key?", "above the door", "Below the door.", False),

@@ -180,7 +180,7 @@ def _new_words(q, r) -> list[str]:
 
 
 def _says_none(r) -> bool:
-    return bool(re.search(r"\b(?:nobody|no[- ]one|nothing|none|nowhere|never|no)\b", r.text.lower()))
+    return bool(re.search(r"\b(?:nobody|no[- ]one|nothing|none|nowhere|never|no|zero)\b", r.text.lower()))
 
 
 def _numbers(q, question, ra, rb) -> Agreement | None:
@@ -354,8 +354,8 @@ def non_answer(q, r, polarity=None) -> str | None:
     said = [s for s in sentences if not FILLER.fullmatch(s.lower())]  # 'Hmm, let me think.' says nothing
     if said and all(TAUTOLOGY.search(s) for s in said):
         return "says a thing is itself"
-    if re.search(r":\W*$", text) and len(words) <= 4:
-        return "stops before the answer"  # 'Answer:', 'Vehicle:'
+    if re.search(r":\W*$", text) and len(re.findall(r"\w+", re.split(r"[.!?]\s", text)[-1])) <= 5:
+        return "stops before the answer"  # 'Answer:', 'Vehicle:', 'Sure! Here is the answer:'
     if q is not None and _evasive(q, r, polarity):
         return "only repeats the question's words"
     if q is not None and COUNT_QUESTION.search(q.text.lower()) and not r.quantities \
@@ -370,9 +370,9 @@ def non_answer(q, r, polarity=None) -> str | None:
 COUNT_QUESTION = re.compile(r"\bhow many\b|\bhow much (?!(?:do|does|did|is|was|are|were|will|would|can|could|has|have|"
                             r"had|should|must)\b)\w+|\bhow much\b.*\b(?:cost|costs|pay|paid|charge|charged|spend|"
                             r"spent|weigh|weighs|worth|earn|earned|raise|raised)\b")
-QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|several|many|few|lots?|plenty|all|every|each|most|some|"
-                        r"half|both|dozens|hundreds|thousands|millions|little|much|enough|countless|numerous|"
-                        r"couple|handful|single|only one|more|less|fewer|twice|double)\b")
+# a definite amount answers a count; 'some', 'a lot', 'several' do not ('A lot of people had to leave.')
+QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|all|every|each|both|half|dozens|hundreds|thousands|"
+                        r"millions|couple|single|only one|twice|double)\b")
 
 
 _WORD = re.compile(r"[\w']+")

@@ -16,8 +16,8 @@ import re
 
 from dataclasses import replace
 
-from mortar.answers import (CLOCK, CLOSED_CLASSES, PROFORMS, TITLES, analyse, analyse_question, normalize_word, periods,
-                            quantities, same_word)
+from mortar.answers import (CLOCK, CLOSED_CLASSES, PROFORMS, TITLES, UNITS, analyse, analyse_question,
+                            fold_accents, normalize_word, periods, quantities, same_word)
 from mortar.oracle.aliases import canonical_names, countries, with_acronyms
 from mortar.oracle.embeddings import Embeddings
 from mortar.wordnet import WordNetMissing, antonyms, kind_in_common
@@ -64,13 +64,15 @@ class AnswerJudge:
     # ---- reading, in batches
     def analyse_texts(self, texts) -> None:
         new = sorted({t for t in texts if t not in self._texts})
-        for text, doc in zip(new, self.nlp.pipe(new, batch_size=256)):
-            self._texts[text] = analyse(doc, text)
+        folded = [fold_accents(t) for t in new]  # read without accents: 'Castaneda' is 'Castañeda'
+        for text, plain, doc in zip(new, folded, self.nlp.pipe(folded, batch_size=256)):
+            self._texts[text] = analyse(doc, plain)
 
     def analyse_questions(self, questions) -> None:
         new = sorted({q for q in questions if q and q not in self._questions})
-        for text, doc in zip(new, self.nlp.pipe(new, batch_size=256)):
-            self._questions[text] = analyse_question(doc, text)
+        folded = [fold_accents(q) for q in new]
+        for text, plain, doc in zip(new, folded, self.nlp.pipe(folded, batch_size=256)):
+            self._questions[text] = analyse_question(doc, plain)
 
     def prepare(self, triples) -> None:
         """Read every question, reference and answer in one batch."""
@@ -243,8 +245,9 @@ class AnswerJudge:
         if c.lead:
             return c.lead
         # 'No mites were found.', 'Nothing may go down the sink.' say no, though they echo the verb
-        if re.match(r"\W*(?:no|none|nothing|nobody|no[- ]one|never|neither)\b", c.text, re.IGNORECASE):
-            return "no"
+        if re.match(r"\W*(?:(?:there(?:'s| is| are| was| were) )?no|none|nothing|nobody|no[- ]one|never|neither)\b",
+                    c.text.replace("’", "'"), re.IGNORECASE):
+            return "no"  # also 'There's no signal past the bridge.'
         if ECHO_YES.match(c.text.lower()):
             return "yes"  # 'He will, after the meeting.', 'She did — two bowls.'
         opposite = _opposite_of_question(c, q)  # 'Was anyone injured?' — 'Everyone was unharmed.'
@@ -288,7 +291,7 @@ class AnswerJudge:
             shown = _texts(ref_quantities) or "a number"
             return "missing", f"gives no number (the reference says {shown})"
         # a bare gold number counts what the question asks about ('twenty' → twenty countries)
-        ref = [replace(x, noun=asked_noun) if asked_noun and x.noun is None and x.dim is None else x
+        ref = [_counting(x, asked_noun) if asked_noun and x.noun is None and x.dim is None else x
                for x in ref_quantities]
         stated = {id(x) for x, y in zip(ref, ref_quantities) if y.noun}
 
@@ -637,6 +640,15 @@ def _opposite_of_question(c, q) -> str | None:
 
 
 OPPOSITE_PLACES = (("above", "below"), ("before", "after"), ("over", "under"), ("inside", "outside"))  # no content
+
+
+def _counting(x, noun: str):
+    """A bare reference number as what the question counts: 'seven' to 'For how many days?' is seven days (a unit,
+    so 'a week' matches), 'twenty' to 'How many countries?' twenty countries."""
+    unit = UNITS.get(noun) or UNITS.get(noun + "s")
+    if unit and unit[0] not in CLOCK:
+        return replace(x, dim=unit[0], base=x.value * unit[1])
+    return replace(x, noun=noun)
 
 
 def _opposite_word(r, c, echo) -> str | None:
