@@ -295,6 +295,22 @@ def test_a_place_after_be_and_the_next_one_are_anaphors():
     assert not anaphors[5]  # the existential 'there'
 
 
+@pytest.mark.parametrize("question, anaphor", [("Which are the main ones?", "ones"),
+                                               ("How much longer is that player staying on?", "that")])
+def test_the_main_ones_and_a_misparsed_that_player_are_anaphors(question, anaphor):
+    seed = Seed("wine", "The wine blends twenty grapes; Touriga and Roriz lead. Ellis, the winger, is hurt.", (
+        Round(1, "How many grapes go into the wine?", "twenty"), Round(2, question, "Touriga and Roriz")))
+    (dg,) = SpacyExtractor().extract_many([seed])
+    assert anaphor in dg.round(2).anaphors
+
+
+def test_a_verb_tagged_as_a_plural_noun_does_not_make_a_fragment():
+    seed = Seed("tomato", "Gardener's Delight cracks easily; Ferline does not.", (
+        Round(1, "What grows in the bed?", "tomatoes"), Round(2, "Which tomato variety cracks easily?", "Delight")))
+    (dg,) = SpacyExtractor().extract_many([seed])
+    assert not dg.round(2).elliptical
+
+
 def test_a_role_said_with_as_is_no_new_person_for_a_pronoun():
     seed = Seed("nurse", "Ines Varga came to Canada as a ship's nurse and married Anders Lund.", (
         Round(1, "Who is the story about?", "Ines Varga"),

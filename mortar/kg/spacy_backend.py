@@ -456,13 +456,18 @@ class _SeedExtraction:
             return "then"
         if low in ("this", "that", "these", "those") and tok.dep_ == "det" and tok.head.pos_ == "NOUN":
             return "demonstrative"
+        if low in ("this", "that", "these", "those") and tok.dep_ == "mark" and tok.i + 1 < len(tok.doc) \
+                and tok.nbor().pos_ == "NOUN" and tok.head.dep_ == "ccomp" and tok.head.head.pos_ == "AUX":
+            return "demonstrative"  # 'How much longer is that player staying on?', parsed as 'is [that …]'
         if low in ("this", "that") and tok.tag_ != "WDT" and tok.dep_ in ("nsubj", "dobj", "pobj", "attr", "nsubjpass"):
             return "demonstrative"  # also where the tagger took it for a conjunction: 'How far is that from …'
         if tok.text.isupper() and len(tok.text) > 1:
             return None  # an acronym: 'IT', 'US'
 
-        if low in ("one", "ones") and any(c.lower_ in ONE_AFTER for c in tok.children):  # 'the next one
-            return "one"
+        if low in ("one", "ones") and (any(c.lower_ in ONE_AFTER for c in tok.children) or (
+                any(c.dep_ == "amod" for c in tok.children) and not any(
+                    c.dep_ in ("relcl", "acl", "prep") or c.lower_ in ("no", "every", "any", "some") for c in tok.children))):
+            return "one"  # 'the next one', 'the main ones' (not 'the one who found it')
         if tok.tag_ in ("PRP", "PRP$") and self.rules.is_potential_anaphor(tok):
             return "pronoun"
         return None
@@ -611,6 +616,10 @@ def is_elliptical(q: Doc) -> bool:
     low = q.text.lower().strip()
     if len(words) < 3 or low.startswith(CONTINUATIONS) or low.rstrip("?").endswith(" else"):
         return True
+    root = next((t for t in words if t.dep_ == "ROOT"), None)
+    if root is not None and root.tag_ == "NNS" and root.i + 1 < len(q) and q[root.i + 1].tag_ in (
+            "RB", "DT", "PRP", "PRP$"):
+        return False  # a verb the tagger took for a plural noun: 'Which tomato variety cracks easily?'
     return not any(t.pos_ in ("VERB", "AUX") for t in words)
 
 
