@@ -7,17 +7,19 @@ small slack; a change that raises them should raise the recorded value too.
 import importlib.util
 from pathlib import Path
 
-from mortar.calibrate import read_pairs, score_rows, summarize
+from mortar.calibrate import (AGREEMENT_FIELDS, agreement_summary, read_pairs, score_agreement, score_rows,
+                              summarize)
 from mortar.kg.spacy_backend import SpacyExtractor
 from mortar.oracle import Oracle
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# the equivalent context check against tests/data/ec_dev2.json and ec_dev3.json (development), perturbation seeds 0-1:
+# the equivalent context check against tests/data/ec_dev2.json, ec_dev3.json and ec_dev4.json (development),
+# perturbation seeds 0-1:
 # Cohen's kappa as `benchmarks/ec_agreement.py` measures it
-EC_DEV_FILES = ("ec_dev2.json", "ec_dev3.json")
+EC_DEV_FILES = ("ec_dev2.json", "ec_dev3.json", "ec_dev4.json")
 EC_RUN_SEEDS = 2
-EC_DEV_KAPPA = 0.803
+EC_DEV_KAPPA = 0.826
 SLACK = 0.005
 
 
@@ -37,11 +39,13 @@ def test_context_check_agrees_with_the_development_annotations_at_least_as_well_
 
 
 # the answer oracle against the development answer pairs (never answer_pairs_heldout3.jsonl): every 10th pair of
-# answer_pairs_dev and answer_pairs_heldout, all of answer_pairs_dev2, _holdout2 and _dev3; precision and recall of
+# answer_pairs_dev and answer_pairs_heldout, all of answer_pairs_dev2, _holdout2 and _dev3, every 2nd of _dev4 to
+# _dev6; precision and recall of
 # its bug flags (bug = not pass) as `benchmarks/oracle_accuracy.py` counts them
-ORACLE_DEV_SUBSET = (("dev", 10), ("heldout", 10), ("dev2", 1), ("holdout2", 1), ("dev3", 1))
-ORACLE_DEV_BUG_PRECISION = 0.923
-ORACLE_DEV_BUG_RECALL = 0.940
+ORACLE_DEV_SUBSET = (("dev", 10), ("heldout", 10), ("dev2", 1), ("holdout2", 1), ("dev3", 1), ("dev4", 2), ("dev5", 2),
+                     ("dev6", 2))
+ORACLE_DEV_BUG_PRECISION = 0.910
+ORACLE_DEV_BUG_RECALL = 0.938
 
 
 def test_answer_oracle_flags_bugs_on_the_development_pairs_at_least_as_well_as_recorded():
@@ -52,3 +56,21 @@ def test_answer_oracle_flags_bugs_on_the_development_pairs_at_least_as_well_as_r
     precision, recall = summary["bug_precision"], summary["bug_recall"]
     assert precision >= ORACLE_DEV_BUG_PRECISION - SLACK, f"answer oracle bug precision fell to {precision:.3f}"
     assert recall >= ORACLE_DEV_BUG_RECALL - SLACK, f"answer oracle bug recall fell to {recall:.3f}"
+
+
+# two-answer agreement against the development pairs written in other genres (agreement_pairs_dev5 to _dev7, every 2nd
+# pair): precision and recall of "they differ" as `benchmarks/oracle_accuracy.py` counts them
+AGREEMENT_DEV_FILES = ("dev5", "dev6", "dev7")
+AGREEMENT_DEV_DIFFER_PRECISION = 0.850
+AGREEMENT_DEV_DIFFER_RECALL = 0.892
+
+
+def test_two_answer_agreement_finds_differences_on_the_development_pairs_at_least_as_well_as_recorded():
+    rows = [row for name in AGREEMENT_DEV_FILES
+            for row in read_pairs(ROOT / "tests" / "data" / f"agreement_pairs_{name}.jsonl",
+                                   required=AGREEMENT_FIELDS)[::2]]
+    oracle = Oracle("answer")
+    summary = agreement_summary(score_agreement(rows, oracle, oracle.threshold))
+    precision, recall = summary["precision"], summary["recall"]
+    assert precision >= AGREEMENT_DEV_DIFFER_PRECISION - SLACK, f"'they differ' precision fell to {precision:.3f}"
+    assert recall >= AGREEMENT_DEV_DIFFER_RECALL - SLACK, f"'they differ' recall fell to {recall:.3f}"
