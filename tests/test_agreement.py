@@ -71,6 +71,8 @@ def outcome(oracle, question, a, b):
     ("How many boards did they buy?", "A lot of boards were bought.", "Some boards.", NO_ANSWER),  # no amount
     ("How many boards did they buy?", "None.", "They bought zero boards.", AGREE),
     ("What did the club buy?", "Sure! Here is the answer:", "I'm sorry, I don't understand the question.", NO_ANSWER),
+    ("When will the boards arrive?", "Sometime soon, I think.", "The boards will arrive in due course.", NO_ANSWER),
+    ("When will the boards arrive?", "Sometime soon, I think.", "On Friday.", DIFFER),
     # numbers in words with a comma, money with a scale letter or in two parts, a fraction of a unit
     ("How much money did they raise?", "£2.4m", "2.4 million pounds", AGREE),
     ("How much did the tea cost?", "two euros fifty", "€2.50", AGREE),

@@ -54,7 +54,10 @@ TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?(\w+(?: \w+){0,3}) (?:is|was|are|we
 GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", "someone", "somewhere", "lot",
            # talk about the text, not from it: 'He is a person mentioned in the text.', 'The letter mentions the move.'
            "text", "story", "passage", "article", "letter", "document", "mention", "describe", "refer", "talk",
-           "discuss", "information", "detail"}
+           "discuss", "information", "detail",
+           # words that commit to nothing: 'Sometime soon, I think.', 'at a place to be announced', 'in due course'
+           "soon", "sometime", "someday", "later", "eventually", "somebody", "something", "somehow", "probably",
+           "maybe", "perhaps", "possibly", "think", "guess", "believe", "announce", "due", "course", "various"}
 FILLER = re.compile(r"\W*(?:(?:hmm+|well|ok(?:ay)?|so|right|sure|let me think|let's see|great question|good question|"
                     r"interesting question|that's a good question)\W*)+")
 MADE_WORDS = 0.5  # fewer known words than this share: letters that make no words
