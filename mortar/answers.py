@@ -59,7 +59,8 @@ UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"\b(?:i|we) (?:don't|do not) understand the question\b",
     r"\bas an ai\b|\bas a language model\b",
     rf"^\W*(?:the|this|that) [\w-]+ (?:gives|states|lists|names|mentions) no\b",  # 'The reply gives no cost …'
-    r"[;,]\s*no \w+(?: \w+)? (?:is|was|are|were) (?:given|stated|mentioned|specified)\b",  # '…; no temperature is given'
+    # '…; no temperature is given'
+    r"[;,]\s*no \w+(?: \w+)? (?:is|was|are|were) (?:given|stated|mentioned|specified)\b",
     r"\b(?:don't|do not|doesn't|does not|didn't|did not) know yet\b",
 )]
 
@@ -303,8 +304,9 @@ def quantities(text: str) -> list[Quantity]:
         if value is None:
             i += 1
             continue
-        if i > 0 and (words[i - 1] == "minus" or words[i - 1] == "-" and (i == 1 or not re.match(r"[\d.]", words[i - 2]))
-                      and re.search(rf"(?:^|[\s(]){re.escape('-' + w)}\b", text)):
+        dash = i > 0 and words[i - 1] == "-" and (i == 1 or not re.match(r"[\d.]", words[i - 2])) \
+            and re.search(rf"(?:^|[\s(]){re.escape('-' + w)}\b", text)
+        if i > 0 and (words[i - 1] == "minus" or dash):
             value = -value  # '-2 °C', 'minus two degrees' (not the '7' of '5-7', nor '- 2' after a dash)
         # scale after digits ("4.5 billion"), "and a half", fractions ("two-thirds")
         while j < len(words) and words[j] in SCALES:
@@ -584,7 +586,7 @@ class Analysis:
     conjuncts: list[set[str]] = field(default_factory=list)  # 'lemon juice and mint' → [{lemon, juice}, {mint}]
     alternatives: list[set[str]] = field(default_factory=list)  # 'cumin or turmeric' → [{cumin}, {turmeric}]
     possessors: list[frozenset[str]] = field(default_factory=list)  # owners: 'Piet' in "Piet's brother"
-    places: list[frozenset[str]] = field(default_factory=list)  # names after 'in', 'at', 'from' …: 'Brno' in 'in Brno'
+    places: list[frozenset[str]] = field(default_factory=list)  # names after 'in', 'at', 'from' …: 'in Brno'
     degenerate: bool = False
 
 

@@ -100,7 +100,9 @@ def _leans_on_context(doc) -> bool:
            for t in doc):
         return True
     complements = ("dobj", "ccomp", "xcomp", "prep", "attr", "acomp", "advcl", "dative", "pobj")
-    return root.lemma_.lower() in BARE_VERBS and not any(c.dep_ in complements for c in root.children) \
+    # 'How many of her letters are known?' says what is known (a passive subject)
+    return root.lemma_.lower() in BARE_VERBS and not any(c.dep_ in complements + ("nsubjpass",)
+                                                         for c in root.children) \
         and not any(t.tag_ in ("WP", "WDT") for t in doc)
 
 

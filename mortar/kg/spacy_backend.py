@@ -464,9 +464,9 @@ class _SeedExtraction:
         if tok.text.isupper() and len(tok.text) > 1:
             return None  # an acronym: 'IT', 'US'
 
-        if low in ("one", "ones") and (any(c.lower_ in ONE_AFTER for c in tok.children) or (
-                any(c.dep_ == "amod" for c in tok.children) and not any(
-                    c.dep_ in ("relcl", "acl", "prep") or c.lower_ in ("no", "every", "any", "some") for c in tok.children))):
+        described = any(c.dep_ == "amod" for c in tok.children) and not any(
+            c.dep_ in ("relcl", "acl", "prep") or c.lower_ in ("no", "every", "any", "some") for c in tok.children)
+        if low in ("one", "ones") and (any(c.lower_ in ONE_AFTER for c in tok.children) or described):
             return "one"  # 'the next one', 'the main ones' (not 'the one who found it')
         if tok.tag_ in ("PRP", "PRP$") and self.rules.is_potential_anaphor(tok):
             return "pronoun"

@@ -226,7 +226,8 @@ def _answering(r, asked, counted) -> list:
 def _with_sums(found: list) -> list:
     """The quantities, and a larger unit followed by a smaller one of the same dimension added up ('1 hour 58
     minutes' is also 118 minutes, '1 m 20 cm' 1.2 m)."""
-    sums = [replace(x, value=x.base + y.base, base=x.base + y.base, text=f"{x.text} {y.text}", approx=x.approx or y.approx)
+    sums = [replace(x, value=x.base + y.base, base=x.base + y.base, text=f"{x.text} {y.text}",
+                    approx=x.approx or y.approx)
             for x, y in zip(found, found[1:])
             if x.dim and x.dim == y.dim and x.dim not in CLOCK and x.value and y.value
             and x.base / x.value > y.base / y.value]
