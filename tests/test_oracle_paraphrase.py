@@ -168,6 +168,11 @@ def test_names_and_descriptions(oracle, question, gold, candidate, story, right)
     ("Who leads the team?", "Dr Imelda Castañeda", "Imelda Castaneda", True),
     ("What is the fair age?", "unknown", "Her age isn't mentioned in the column.", True),
     ("Is there a signal past the bridge?", "no", "There's no mobile signal beyond the footbridge.", True),
+    # a price of nothing
+    ("How much do children pay?", "nothing", "Kids go free.", True),
+    ("How much do children pay?", "nothing", "£2 each.", False),
+    ("How much do children pay?", "£2", "Kids go free.", False),
+    ("Does it cost anything to get in?", "no", "Entry is free.", True),
     # an opposite word in place of the reference's
     ("Which way do you turn the lid?", "anticlockwise", "Clockwise.", False),
     ("Where is the spare key?", "above the door", "Below the door.", False),

@@ -145,6 +145,12 @@ class AnswerJudge:
         other_country = self._other_country(question, reference, candidate)
         if other_country:
             return FAIL, other_country
+        if q is not None and PRICE_QUESTION.search(q.text.lower()) and _costs_nothing(r):
+            # 'nothing' to 'How much do children pay?' is 'Kids go free.', and no amount
+            if _costs_nothing(c):
+                return PASS, "both say it costs nothing"
+            if any(x.value for x in c.quantities if x.dim in ("dollar", "pound", "euro", "cent", "penny")):
+                return FAIL, "gives a price, the reference says it costs nothing"
         # yes/no: compare polarity
         ref_polarity = r.lead or (r.norm if r.norm in ("yes", "no") else None)
         if ref_polarity:
@@ -250,6 +256,8 @@ class AnswerJudge:
             return "no"  # also 'There's no signal past the bridge.'
         if ECHO_YES.match(c.text.lower()):
             return "yes"  # 'He will, after the meeting.', 'She did — two bowls.'
+        if q is not None and re.search(r"\b(?:cost|charge|pay)\b", q.text.lower()) and _costs_nothing(c):
+            return "no"  # 'Does it cost anything to get in?' 'Entry is free.'
         opposite = _opposite_of_question(c, q)  # 'Was anyone injured?' — 'Everyone was unharmed.'
         if opposite:
             return opposite
@@ -640,6 +648,16 @@ def _opposite_of_question(c, q) -> str | None:
 
 
 OPPOSITE_PLACES = (("above", "below"), ("before", "after"), ("over", "under"), ("inside", "outside"))  # no content
+
+
+PRICE_QUESTION = re.compile(r"\bhow much\b.*\b(?:cost|costs|pay|pays|paid|charge|charged|price|fee|entry|ticket)\b"
+                            r"|\bwhat (?:is|was|does|do) (?:the )?(?:price|fee|cost|charge)\b|\bhow much is\b")
+
+
+def _costs_nothing(r) -> bool:
+    """'free', 'nothing', 'no charge', '£0': a price of nothing."""
+    return bool(re.search(r"\b(?:free|nothing|no charge|no cost|no fee|costs? nothing|zero)\b", r.text.lower())) \
+        or any(x.value == 0 and x.dim in ("dollar", "pound", "euro") for x in r.quantities)
 
 
 def _counting(x, noun: str):
