@@ -110,6 +110,7 @@ UNITS = {  # surface form → (canonical unit, factor to the dimension's base un
     **{w: ("l", 0.005) for w in ("tsp", "teaspoon", "teaspoons", "teaspoonful", "teaspoonfuls")},
 }
 CURRENCY_SYMBOLS = {"$": "dollar", "£": "pound", "€": "euro"}
+MONEY = set(CURRENCY_SYMBOLS.values())  # the currencies (their cents and pence are dimensions of their own)
 AFTER_HALF_SIX = {",", ".", ";", ":", "!", "?", "-", "(", "in", "on", "at", "tonight", "today", "tomorrow", "am", "pm",
                   "and", "or", "then", "sharp", "that", "this", "every", "each"}  # 'half six' is a time before these
 AND_A_PART = {"half": 0.5, "quarter": 0.25, "quarters": 0.25, "third": 1 / 3}  # 'two and a quarter metres'
@@ -321,12 +322,11 @@ def quantities(text: str) -> list[Quantity]:
                 j += 1
         if unit is None and j < len(words) and words[j] in ("-",) and j + 1 < len(words) and words[j + 1] in FRACTIONS:
             value, unit, j = value * FRACTIONS[words[j + 1]], "fraction", j + 2
-            if words[j:j + 2] in (["of", "a"], ["of", "an"]) and j + 2 < len(words) and words[j + 2] in UNITS:
-                unit, j = None, j + 2  # 'three-quarters of an hour': the unit is read next
         elif unit is None and j < len(words) and words[j] in FRACTIONS and words[j] not in ("half", "quarter"):
             value, unit, j = value * FRACTIONS[words[j]], "fraction", j + 1
-            if words[j:j + 2] in (["of", "a"], ["of", "an"]) and j + 2 < len(words) and words[j + 2] in UNITS:
-                unit, j = None, j + 2  # 'three quarters of an hour': the unit is read next
+        if unit == "fraction" and words[j:j + 2] in (["of", "a"], ["of", "an"]) and j + 2 < len(words) \
+                and words[j + 2] in UNITS:
+            unit, j = None, j + 2  # 'three quarters of an hour', 'three-quarters of …': the unit is read next
         # unit or counted noun right after the number (skipping one adjective-like word is too loose)
         factor, meridiem = 1.0, None
         if unit is None and words[j:j + 2] in (["below", "zero"], ["below", "freezing"]):
@@ -353,8 +353,9 @@ def quantities(text: str) -> list[Quantity]:
                 j += 1
             elif re.fullmatch(r"[a-z]{3,}", words[j]) and words[j] not in _NOT_NOUNS and not _is_number_word(words[j]):
                 noun = _singular(words[j])
-        if unit is None and noun is None and 0 < value <= 12 and value == int(value) and _part_of_day(words, j):
-            unit, meridiem = CLOCK[0], _part_of_day(words, j)  # 'two in the afternoon'
+        part_of_day = _part_of_day(words, j)
+        if unit is None and noun is None and 0 < value <= 12 and value == int(value) and part_of_day:
+            unit, meridiem = CLOCK[0], part_of_day  # 'two in the afternoon'
         shown = " ".join(words[i:j]) + (f" {words[j]}" if noun else "")
         out.append(Quantity(value, unit, value * factor, noun, approx, shown, meridiem))
         i = j

@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from mortar.answers import CLOCK, first_loop, normalize_text, quantities, same_word
+from mortar.answers import CLOCK, MONEY, first_loop, normalize_text, quantities, same_word
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
 from mortar.wordnet import WordNetMissing, senses
@@ -237,8 +237,6 @@ def _with_sums(found: list) -> list:
              if x.dim in MONEY and y.dim is None and y.noun is None and 0 < y.value < 100 and y.value == int(y.value)]
     return found + sums
 
-
-MONEY = {"dollar", "pound", "euro"}
 
 
 _YEARS = {"decade": 10, "century": 100, "millennium": 1000}

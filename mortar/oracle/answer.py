@@ -16,7 +16,7 @@ import re
 
 from dataclasses import replace
 
-from mortar.answers import (CLOCK, CLOSED_CLASSES, PROFORMS, TITLES, UNITS, analyse, analyse_question,
+from mortar.answers import (CLOCK, CLOSED_CLASSES, MONEY, PROFORMS, TITLES, UNITS, analyse, analyse_question,
                             fold_accents, normalize_word, periods, quantities, same_word)
 from mortar.oracle.aliases import canonical_names, countries, with_acronyms
 from mortar.oracle.embeddings import Embeddings
@@ -149,7 +149,7 @@ class AnswerJudge:
             # 'nothing' to 'How much do children pay?' is 'Kids go free.', and no amount
             if _costs_nothing(c):
                 return PASS, "both say it costs nothing"
-            if any(x.value for x in c.quantities if x.dim in ("dollar", "pound", "euro", "cent", "penny")):
+            if any(x.value for x in c.quantities if x.dim in MONEY | {"cent", "penny"}):
                 return FAIL, "gives a price, the reference says it costs nothing"
         # yes/no: compare polarity
         ref_polarity = r.lead or (r.norm if r.norm in ("yes", "no") else None)
@@ -657,7 +657,7 @@ PRICE_QUESTION = re.compile(r"\bhow much\b.*\b(?:cost|costs|pay|pays|paid|charge
 def _costs_nothing(r) -> bool:
     """'free', 'nothing', 'no charge', '£0': a price of nothing."""
     return bool(re.search(r"\b(?:free|nothing|no charge|no cost|no fee|costs? nothing|zero)\b", r.text.lower())) \
-        or any(x.value == 0 and x.dim in ("dollar", "pound", "euro") for x in r.quantities)
+        or any(x.value == 0 and x.dim in MONEY for x in r.quantities)
 
 
 def _counting(x, noun: str):
