@@ -65,6 +65,16 @@ def test_asking_the_oracle_ahead_gives_the_same_checks_with_fewer_encodes(answer
     assert ahead_calls * 3 <= one_by_one_calls, (ahead_calls, one_by_one_calls)
 
 
+def test_the_relations_find_the_agreements_already_read(answered, monkeypatch):
+    from mortar.oracle.agreement import AgreementJudge
+
+    read, compare_all = [], AgreementJudge._compare_all
+    monkeypatch.setattr(AgreementJudge, "_compare_all", lambda self, items: read.extend(items) or compare_all(self, items))
+    checks = judge(*answered, Oracle("answer"), default_threshold("answer"))
+    compared = [c for c in checks if c.relation in ("MR3", "MR4")]
+    assert compared and read and len(read) == len(set(read))  # every pair of answers read once, however often asked
+
+
 def test_only_large_runs_under_the_mortar_command_spread_by_default(monkeypatch):
     monkeypatch.delenv("MORTAR_WORKERS", raising=False)
     assert workers_for(5000) == 1  # pytest is no `mortar` command: its main module is not ours to import again

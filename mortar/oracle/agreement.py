@@ -81,12 +81,21 @@ class AgreementJudge:
 
     def __init__(self, judge: AnswerJudge):
         self.judge = judge
+        self._results: dict[tuple, Agreement] = {}  # (question, a, b, story) → its agreement, as asked ahead
 
     def compare(self, question: str | None, a: str, b: str, story: str | None = None) -> Agreement:
         return self.compare_many([(question, a, b, story)])[0]
 
     def compare_many(self, items) -> list[Agreement]:
-        """Agreements of (question, a, b[, story]) tuples: rules first, the judgements they leave in one batch."""
+        """Agreements of (question, a, b[, story]) tuples: rules first, the judgements they leave in one batch.
+        Each tuple's agreement is kept: judging asks ahead for a batch what its relations then ask one by one."""
+        keys = [(q, a, b, s[0] if s else None) for q, a, b, *s in items]
+        todo = list(dict.fromkeys(k for k in keys if k not in self._results))
+        if todo:
+            self._results.update(zip(todo, self._compare_all(todo)))
+        return [self._results[k] for k in keys]
+
+    def _compare_all(self, items) -> list[Agreement]:
         # a loop is read once ('Felix built it. He built it. He built it. …' says 'Felix built it. He built it.')
         looped = {t: without_loop(spelled_units(canonical_names(t))) for q, a, b, *_ in items for t in (a, b)}
         items = [(q or None, looped[a][0], looped[b][0], s[0] if s else None) for q, a, b, *s in items]
