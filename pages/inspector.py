@@ -21,6 +21,7 @@ from mortar.ui.inspector import (aligned_rounds, answer_text, case_view, detecti
 from mortar.ui.kg_figure import WIDTH
 from mortar.vocab import OPERATOR_TEXT, ORIG, PERSONA_VERSION_TEXT
 
+DETECTION_MARK, NEEDED_MARK = "🟧 detection", "🟦 needed"  # the rows of the dialogue tables
 GROUP = "inspect_group"  # the bug group being triaged: (run_id, seed_id, source_round), or None
 
 st.title("Inspector")
@@ -155,12 +156,11 @@ needed = (needed_rounds(seed_kg, det["source_round"], list(original["source_roun
 
 
 def highlighted(table: pd.DataFrame, column: str, value, key: str) -> None:
-    """The table with the detection's row (``column`` equal to ``value``) in orange and the rounds its question
-    needs in blue; the colours given for the whole table at once (row by row costs a Styler several times more)."""
-    colour = np.where(table[column] == value, "background-color: #f6d5c8",
-                      np.where(table["round"].isin(list(needed)), "background-color: #d5e5f6", ""))
-    css = pd.DataFrame(np.repeat(colour[:, None], table.shape[1], axis=1), index=table.index, columns=table.columns)
-    st.dataframe(table.style.apply(lambda _: css, axis=None), hide_index=True, placeholder=ui.MISSING,
+    """The table with the detection's row (``column`` equal to ``value``) and the rounds its question needs marked
+    in a first column (row colours through a pandas Styler cost more than the rest of the table)."""
+    mark = np.where(table[column] == value, DETECTION_MARK,
+                    np.where(table["round"].isin(list(needed)), NEEDED_MARK, ""))
+    st.dataframe(table.assign(**{"": mark})[["", *table.columns]], hide_index=True, placeholder=ui.MISSING,
                  width="stretch", key=key, column_config={"similarity": st.column_config.NumberColumn(format="%.3f")})
 
 
@@ -189,8 +189,9 @@ def dialogues(perturbed: pd.DataFrame, case: dict | None, perturbed_id: str | No
     dialogue aligned to the seed."""
     st.subheader("Dialogues")
     if needed:
-        st.caption(f"Blue rows: the rounds round {det['source_round']}'s question takes its context from — they give "
-                   f"what it needs (Ḡ_j: {', '.join(sorted(set().union(*needed.values()))) or 'the round it continues'}).")
+        gives = ", ".join(sorted(set().union(*needed.values()))) or "the round it continues"
+        st.caption(f"{NEEDED_MARK} rows: the rounds round {det['source_round']}'s question takes its context from — "
+                   f"they give what it needs (Ḡ_j: {gives}).")
     elif seed_kg is None:
         st.caption("No knowledge graph for this seed: the rounds the question needs cannot be marked.")
     side_by_side = bool(case and case["perturbation"] != ORIG)

@@ -128,3 +128,16 @@ def test_figures_mark_what_the_question_needs_and_what_the_perturbed_context_lac
     where = [{t: (x, y) for trace in fig.data if trace.text for t, x, y in zip(trace.text, trace.x, trace.y)}
              for fig in (seed_fig, perturbed_fig)]
     assert where[0] == where[1] and "otto brandt" in where[0]
+
+
+def test_the_figures_drawn_without_validation_are_valid_plotly_figures(graphs):
+    """kg_figure skips plotly's validation (a private ``_validate`` argument): the same figure validated must come out
+    equal, and plotly must still take that argument."""
+    import plotly.graph_objects as go
+
+    dg = graphs["rounds"]
+    for fig in kg_figures(dg, 2, context_before(dg, [(1, True)]), set(), whole=True):
+        spec = fig.to_dict()
+        assert go.Figure(data=spec["data"], layout=spec["layout"]).to_dict() == spec  # raises on an invalid property
+        assert not go.Figure(layout={"title": {"text": 1}}, _validate=False)._validate
+

@@ -303,6 +303,10 @@ def test_inspector_shows_dialogues_ec_verdicts_and_the_knowledge_graph(db, run_i
     assert {"question", "SUT answer", "gold answer"} <= set(original.columns)
     assert {"EC", "semantic", "ontology", "story", "needed (Ḡ_j)", "missing"} <= set(perturbed.columns)
     assert set(perturbed["EC"]) <= {"✓", "✗"} and len(perturbed) > 3
+    # the detection's row is marked in both dialogues, the rounds its question needs in the seed's
+    source_round = int(original.loc[original[""] == "🟧 detection", "round"].squeeze())
+    assert perturbed.loc[perturbed[""] == "🟧 detection", "round"].tolist() == [source_round]
+    assert set(original.loc[original[""] == "🟦 needed", "round"]) <= set(range(1, source_round))
     verdicts = [e.value for e in list(at.success) + list(at.error)]
     assert any(v.startswith(("equivalent context", "context not equivalent")) for v in verdicts)
     assert {m.label for m in at.metric} >= {"semantic check", "ontology check", "story check"}

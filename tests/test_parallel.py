@@ -69,7 +69,8 @@ def test_the_relations_find_the_agreements_already_read(answered, monkeypatch):
     from mortar.oracle.agreement import AgreementJudge
 
     read, compare_all = [], AgreementJudge._compare_all
-    monkeypatch.setattr(AgreementJudge, "_compare_all", lambda self, items: read.extend(items) or compare_all(self, items))
+    monkeypatch.setattr(AgreementJudge, "_compare_all",
+                        lambda self, items: read.extend(items) or compare_all(self, items))
     checks = judge(*answered, Oracle("answer"), default_threshold("answer"))
     compared = [c for c in checks if c.relation in ("MR3", "MR4")]
     assert compared and read and len(read) == len(set(read))  # every pair of answers read once, however often asked

@@ -212,7 +212,7 @@ def _draw(pos, sizes, edges, edge_text, entities, needed, stated, context, width
                           standoff=BIG_MARKER / 2, text=""))  # the relation's direction
         notes.append(dict(x=mx, y=my, text=html.escape(edge_text[(a, b)]), showarrow=False, xref="x", yref="y",
                           font=dict(size=EDGE_FONT, color="#5f5a52"), bgcolor="rgba(255,255,255,0.9)", borderpad=0))
-    # the traces and layout as plain dicts, validated once when the figure is made (trace by trace costs more)
+    # the traces and layout as plain dicts
     traces = [dict(type="scatter", x=ex, y=ey, mode="lines", line=dict(width=1, color="#b3ada3"), hoverinfo="skip",
                    showlegend=False),
               dict(type="scatter", x=hx, y=hy, mode="markers", marker=dict(size=10, color="rgba(0,0,0,0)"),
@@ -239,4 +239,6 @@ def _draw(pos, sizes, edges, edge_text, entities, needed, stated, context, width
         xaxis=dict(visible=False, range=[0, width], fixedrange=True),
         yaxis=dict(visible=False, range=[0, height], fixedrange=True),
         title=dict(text=title, font=dict(size=13), x=0, xanchor="left"), annotations=notes)
-    return go.Figure(data=traces, layout=layout)
+    # not validated again: the same dicts validate (tests/test_kg_edges.py), and validating the annotations (two per
+    # relation) was most of the cost of opening a detection in the Inspector
+    return go.Figure(data=traces, layout=layout, _validate=False)

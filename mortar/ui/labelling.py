@@ -64,8 +64,7 @@ def label_form(run_id: str, detection_id: str, key: str) -> bool:
 
 
 def run_ppd(con, run_id: str) -> tuple[float, int, int]:
-    frame = metrics.ppd_by_run(store.final_labels(con))
-    frame = frame[frame["run_id"] == run_id]
+    frame = metrics.ppd_by_run(store.final_labels(con, run_id))
     if frame.empty:
         return float("nan"), 0, 0
     r = frame.iloc[0]
