@@ -104,18 +104,20 @@ def seed_graph(con, run_id: str, seed_id: str):
 
 
 def versions(con, run_id: str, det: dict) -> pd.DataFrame:
-    """MR3/MR4: every version of the question in the group, with its answer and EC verdict."""
+    """MR3/MR4: every version of the question in the group, with its answer and EC verdict (one query)."""
+    found = {(tc, pos): row for tc, pos, *row in con.execute("""
+        SELECT r.test_case_id, r.position, t.perturbation, r.question, o.output, r.ec_equivalent
+        FROM test_case_rounds r JOIN test_cases t ON t.run_id = r.run_id AND t.test_case_id = r.test_case_id
+        LEFT JOIN run_rounds o ON o.run_id = r.run_id AND o.test_case_id = r.test_case_id AND o.position = r.position
+        WHERE r.run_id = ? AND r.test_case_id IN (SELECT unnest(?::VARCHAR[]))""",
+        [run_id, list(det["test_case_ids"])]).fetchall()}
     rows = []
     for tc, pos in zip(det["test_case_ids"], det["positions"]):
-        row = con.execute("""
-            SELECT t.perturbation, r.question, o.output, r.ec_equivalent
-            FROM test_case_rounds r JOIN test_cases t ON t.run_id = r.run_id AND t.test_case_id = r.test_case_id
-            LEFT JOIN run_rounds o ON o.run_id = r.run_id AND o.test_case_id = r.test_case_id AND o.position = r.position
-            WHERE r.run_id = ? AND r.test_case_id = ? AND r.position = ?""", [run_id, tc, pos]).fetchone()
-        if row:
-            rows.append({"test_case": tc, "perturbation": row[0], "position": pos, "question": row[1],
-                         "sut_answer": row[2], "EC": "equivalent" if row[3] else "not equivalent",
-                         "compared": row[2] in (det["text_a"], det["text_b"])})
+        if (tc, pos) in found:
+            perturbation, question, output, ec = found[(tc, pos)]
+            rows.append({"test_case": tc, "perturbation": perturbation, "position": pos, "question": question,
+                         "sut_answer": output, "EC": "equivalent" if ec else "not equivalent",
+                         "compared": output in (det["text_a"], det["text_b"])})
     return pd.DataFrame(rows)
 
 
