@@ -209,10 +209,11 @@ def _draw(pos, sizes, edges, edge_text, entities, needed, stated, context, width
         hx.append(mx)
         hy.append(my)
         htext.append(html.escape(f"{a} —{' / '.join(edges[(a, b)])}→ {b}"))
+        # the relation's label at the edge's midpoint, its arrow from there to the target (one annotation: plotly
+        # writes an annotation's text at its arrow's tail)
         notes.append(dict(x=pos[b][0], y=marker_y(b), ax=mx, ay=my, axref="x", ayref="y", xref="x", yref="y",
                           showarrow=True, arrowhead=2, arrowsize=1, arrowwidth=1, arrowcolor="#9a958d",
-                          standoff=BIG_MARKER / 2, text=""))  # the relation's direction
-        notes.append(dict(x=mx, y=my, text=html.escape(edge_text[(a, b)]), showarrow=False, xref="x", yref="y",
+                          standoff=BIG_MARKER / 2, text=html.escape(edge_text[(a, b)]),
                           font=dict(size=EDGE_FONT, color="#5f5a52"), bgcolor="rgba(255,255,255,0.9)", borderpad=0))
     # the traces and layout as plain dicts
     traces = [dict(type="scatter", x=ex, y=ey, mode="lines", line=dict(width=1, color="#b3ada3"), hoverinfo="skip",
