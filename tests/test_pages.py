@@ -292,6 +292,13 @@ def test_violations_link_the_picked_detection_to_the_inspector(db, run_id):
     assert plain(followed.subheader[0].value).endswith(wanted)
 
 
+def test_a_page_run_leaves_what_is_loaded_out_of_garbage_collection(db, run_id):
+    import gc
+
+    app("datasets")
+    assert gc.get_freeze_count() > 0  # the server's heap, frozen after a page's first run (app.heap_frozen)
+
+
 # -- Inspector --------------------------------------------------------------------------------------
 
 def test_inspector_shows_dialogues_ec_verdicts_and_the_knowledge_graph(db, run_id):
