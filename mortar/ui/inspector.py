@@ -153,9 +153,10 @@ def aligned_rounds(original: pd.DataFrame, perturbed: pd.DataFrame, needed: dict
     positions = list(perturbed["position"])  # stored positions, by their order in the dialogue
     answers = dict(zip(perturbed["position"], perturbed["sut_answer"]))
     seed_answers = dict(zip(original["source_round"], original["sut_answer"]))
+    seed_questions = dict(zip(original["source_round"], original["question"]))
     paragraphs = []
     for a in align(list(original["source_round"]), list(perturbed["source_round"])):
-        question = md_escape(original.loc[original["source_round"] == a.source_round, "question"].iloc[0])
+        question = md_escape(seed_questions[a.source_round])
         at = [positions[p - 1] for p in a.positions]
         head = (f"~~**round {a.seed_position}**~~" if a.dropped
                 else f"**round {a.seed_position} → {', '.join(map(str, at))}**")
