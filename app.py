@@ -52,4 +52,5 @@ def heap_frozen(page_title: str) -> bool:
     return True
 
 
-heap_frozen(page.title)
+if st.runtime.exists():  # not when app.py is only imported (a spawned worker re-running the main module)
+    heap_frozen(page.title)
