@@ -242,6 +242,6 @@ def _draw(pos, sizes, edges, edge_text, entities, needed, stated, context, width
         xaxis=dict(visible=False, range=[0, width], fixedrange=True),
         yaxis=dict(visible=False, range=[0, height], fixedrange=True),
         title=dict(text=title, font=dict(size=13), x=0, xanchor="left"), annotations=notes)
-    # not validated again: the same dicts validate (tests/test_kg_edges.py), and validating the annotations (two per
+    # not validated again: the same dicts validate (tests/test_kg_edges.py), and validating the annotations (one per
     # relation) was most of the cost of opening a detection in the Inspector
     return go.Figure(data=traces, layout=layout, _validate=False)
