@@ -155,7 +155,7 @@ needed = (needed_rounds(seed_kg, det["source_round"], list(original["source_roun
           if seed_kg is not None and not original.empty else {})
 
 
-def highlighted(table: pd.DataFrame, column: str, value, key: str) -> None:
+def marked(table: pd.DataFrame, column: str, value, key: str) -> None:
     """The table with the detection's row (``column`` equal to ``value``) and the rounds its question needs marked
     in a first column (row colours through a pandas Styler cost more than the rest of the table)."""
     mark = np.where(table[column] == value, DETECTION_MARK,
@@ -202,14 +202,14 @@ def dialogues(perturbed: pd.DataFrame, case: dict | None, perturbed_id: str | No
             orig_table = pd.DataFrame({"round": original["source_round"], "question": original["question"],
                                        "SUT answer": original["sut_answer"], "gold answer": original["gold_answer"],
                                        "similarity": original["similarity"]})
-            highlighted(orig_table, "round", det["source_round"], "i-original")
+            marked(orig_table, "round", det["source_round"], "i-original")
     if not side_by_side:
         st.caption("An RBT detection has no perturbed dialogue: the seed's questions were asked in their order.")
         return
     with right:
         st.markdown(f"**Perturbed** — {ui.md_escape(case['perturbation'])} (test case {ui.md_escape(perturbed_id)})")
         table = ui.verdict_table(perturbed)
-        highlighted(table, "pos", position, "i-perturbed")
+        marked(table, "pos", position, "i-perturbed")
     changed_questions(perturbed, case)
     if not original.empty:  # the seed as asked (ORIG) is what the perturbed dialogue is aligned to
         against_the_seed(perturbed, case, position)

@@ -96,9 +96,10 @@ class AgreementJudge:
         return [self._results[k] for k in keys]
 
     def _compare_all(self, items) -> list[Agreement]:
+        """Agreements of (question, a, b, story) tuples, none asked before."""
         # a loop is read once ('Felix built it. He built it. He built it. …' says 'Felix built it. He built it.')
-        looped = {t: without_loop(spelled_units(canonical_names(t))) for q, a, b, *_ in items for t in (a, b)}
-        items = [(q or None, looped[a][0], looped[b][0], s[0] if s else None) for q, a, b, *s in items]
+        looped = {t: without_loop(spelled_units(canonical_names(t))) for _, a, b, _ in items for t in (a, b)}
+        items = [(q or None, looped[a][0], looped[b][0], story) for q, a, b, story in items]
         self.judge.prepare((q, a, b) for q, a, b, _ in items)
         degenerate = {head: why for head, why in looped.values()}
         degenerate.update(self._not_told_alike([h for h, why in looped.values() if not why]))
@@ -245,7 +246,6 @@ def _with_sums(found: list) -> list:
              for x, y in zip(found, found[1:])
              if x.dim in MONEY and y.dim is None and y.noun is None and 0 < y.value < 100 and y.value == int(y.value)]
     return found + sums
-
 
 
 _YEARS = {"decade": 10, "century": 100, "millennium": 1000}
