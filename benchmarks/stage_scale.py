@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,9 +86,15 @@ def instant_answer(messages: list[dict]) -> str:
     """The system under test: the story sentence that shares most words with the question (first 8 words)."""
     story = messages[0]["content"] if messages[0]["role"] == "system" else ""
     question = set(re.findall(r"[a-z]+", messages[-1]["content"].lower()))
-    sentences = re.split(r"(?<=[.!?])\s+", story) or [""]
-    best = max(sentences, key=lambda s: len(question & set(re.findall(r"[a-z]+", s.lower()))))
+    best, _ = max(story_sentences(story), key=lambda sentence: len(question & sentence[1]))
     return " ".join(best.split()[:8])
+
+
+@lru_cache(maxsize=64)
+def story_sentences(story: str) -> list[tuple[str, frozenset[str]]]:
+    """The story's sentences with their words, read once per story (the system answers instantly)."""
+    sentences = re.split(r"(?<=[.!?])\s+", story) or [""]
+    return [(s, frozenset(re.findall(r"[a-z]+", s.lower()))) for s in sentences]
 
 
 class RssSampler:

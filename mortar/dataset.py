@@ -54,6 +54,8 @@ class Seed:
     persona: Persona | None = None  # a persona dialogue: the partner's lines are the questions, the gold replies answers
 
     def round(self, turn_id: int) -> Round:
+        if 0 < turn_id <= len(self.rounds) and self.rounds[turn_id - 1].turn_id == turn_id:
+            return self.rounds[turn_id - 1]  # rounds numbered from 1, as nearly every dataset has them
         for r in self.rounds:
             if r.turn_id == turn_id:
                 return r

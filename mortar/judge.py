@@ -13,7 +13,7 @@ from mortar.dataset import Seed, TestCase
 from mortar.methods import method_of_case
 from mortar.nlp import STORIES_KEPT
 from mortar.oracle import Oracle
-from mortar.parallel import shares, spread
+from mortar.parallel import Workers, shares, spread
 from mortar.methods.dialtest_nlu import is_nlu, reference_checks
 from mortar.relations import RELATIONS, Check, Judging, references, unstable_rounds
 from mortar.verdict import ECVerdict
@@ -107,36 +107,33 @@ def with_levels(checks: list[Check], rbt_bug_rounds: set[int], seed_has_rbt_bug:
     return [replace(c, bug_level=level(c)) for c in checks]
 
 
-def judge_in_parallel(workers: int, oracle_name: str, seeds: list[Seed], cases: list[TestCase], verdicts: dict,
-                      answers: dict, threshold: float, selections: dict | None = None,
+def judge_in_parallel(workers: int | Workers, oracle_name: str, seeds: list[Seed], cases: list[TestCase],
+                      verdicts: dict, answers: dict, threshold: float, selections: dict | None = None,
                       orig_samples: list[dict] | None = None, settings: dict | None = None) -> list[Check]:
-    """:func:`judge` over ``workers`` processes (``mortar.parallel``), each judging a contiguous share of the
-    seeds with its own ``oracle_name`` oracle; the checks come back in the seeds' order, as :func:`judge` gives
-    them."""
+    """:func:`judge` over ``workers`` processes (``mortar.parallel``; a number, or the run's kept workers), each
+    judging a contiguous share of the seeds with its own ``oracle_name`` oracle; the checks come back in the seeds'
+    order, as :func:`judge` gives them."""
     jobs = []
-    for share in shares(seeds, workers):
+    for share in shares(seeds, len(workers) if isinstance(workers, Workers) else workers):
         ids = {s.id for s in share}
         mine = [c for c in cases if c.seed_id in ids]
         tcids = {c.test_case_id for c in mine}
 
         def own(rows: dict) -> dict:
             return {k: v for k, v in rows.items() if k[0] in tcids}
-        jobs.append((share, mine, {k: v for k, v in verdicts.items() if k in tcids}, own(answers), threshold,
-                     own(selections) if selections else selections,
+        jobs.append((oracle_name, share, mine, {k: v for k, v in verdicts.items() if k in tcids}, own(answers),
+                     threshold, own(selections) if selections else selections,
                      [own(sample) for sample in orig_samples] if orig_samples else orig_samples, settings))
-    return [c for checks in spread(_judge_share, jobs, _start_worker, (oracle_name,)) for c in checks]
+    kept = workers if isinstance(workers, Workers) else None
+    return [c for checks in spread(_judge_share, jobs, kept) for c in checks]
 
 
-_worker_oracle = None
+_worker_oracles: dict[str, object] = {}  # a worker's oracles, loaded at its first share to judge
 
 
-def _start_worker(oracle_name: str) -> None:
-    import torch
-
-    global _worker_oracle
-    torch.set_num_threads(1)  # one process a core
-    _worker_oracle = Oracle(oracle_name)
-
-
-def _judge_share(seeds, cases, verdicts, answers, threshold, selections, orig_samples, settings) -> list[Check]:
-    return judge(seeds, cases, verdicts, answers, _worker_oracle, threshold, selections, orig_samples, settings)
+def _judge_share(oracle_name, seeds, cases, verdicts, answers, threshold, selections, orig_samples,
+                 settings) -> list[Check]:
+    if oracle_name not in _worker_oracles:
+        _worker_oracles[oracle_name] = Oracle(oracle_name)
+    return judge(seeds, cases, verdicts, answers, _worker_oracles[oracle_name], threshold, selections, orig_samples,
+                 settings)

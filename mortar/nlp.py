@@ -59,9 +59,29 @@ def load_nlp() -> NLP:
 
 
 STORIES_KEPT = 16  # story parses kept: judging asks ahead for this many seeds at a time (mortar.judge)
+HANDED_ON = 4096  # story parses waiting for judging in a process, at most (about 35 kB each); the oldest go first
+
+_handed_on: dict[str, bytes] = {}
+
+
+def hand_on(story: str, doc) -> None:
+    """Keep the knowledge graph's parse of ``story`` for judging in this process, which then reads it back instead
+    of parsing the story again (``nlp.pipe`` and ``nlp`` give the same parse). Kept as bytes without the tensor
+    (tens of kB, not hundreds); a parse with coreferee's chains (the neural mode) is not handed on."""
+    if doc.user_data:
+        return
+    if len(_handed_on) >= HANDED_ON:
+        del _handed_on[next(iter(_handed_on))]
+    _handed_on[story] = doc.to_bytes(exclude=["tensor"])
 
 
 @lru_cache(maxsize=STORIES_KEPT)
 def parsed_story(story: str):
     """The story's parse, shared by the judges that read the current seed's story (the answer oracle, story support)."""
-    return load_nlp().nlp(story)
+    nlp = load_nlp().nlp
+    handed = _handed_on.pop(story, None)
+    if handed is None:
+        return nlp(story)
+    from spacy.tokens import Doc
+
+    return Doc(nlp.vocab).from_bytes(handed)

@@ -41,10 +41,47 @@ def shares(items: Sequence, workers: int) -> list[Sequence]:
     return [items[i:i + size] for i in range(0, len(items), size)] if items else []
 
 
-def spread(task: Callable, jobs: list[tuple], start: Callable | None = None, start_args: tuple = ()) -> list:
-    """``task(*job)`` for every job, one worker process a job, each started by ``start(*start_args)``; the
-    results in the jobs' order."""
-    with ProcessPoolExecutor(len(jobs), mp_context=get_context("spawn"), initializer=start,
-                             initargs=start_args) as pool:
-        futures = [pool.submit(task, *job) for job in jobs]
+class Workers:
+    """Worker processes kept for one run, the k-th always given the k-th share of the seeds: the process that
+    extracted a share's knowledge graphs judges the same share, reading the story parses it handed on
+    (``mortar.nlp.hand_on``) instead of parsing the stories again, and loads spaCy once for both stages."""
+
+    def __init__(self, n: int):
+        spawn = get_context("spawn")
+        self._pools = [ProcessPoolExecutor(1, mp_context=spawn, initializer=_one_thread) for _ in range(n)]
+
+    def __len__(self) -> int:
+        return len(self._pools)
+
+    def run(self, task: Callable, jobs: list[tuple]) -> list:
+        """``task(*job)`` for every job (at most one a worker), the k-th job in the k-th worker; the results in
+        the jobs' order."""
+        if len(jobs) > len(self._pools):
+            raise ValueError(f"{len(jobs)} jobs for {len(self._pools)} workers")
+        futures = [pool.submit(task, *job) for pool, job in zip(self._pools, jobs)]
         return [f.result() for f in futures]
+
+    def close(self) -> None:
+        for pool in self._pools:
+            pool.shutdown()
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _one_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)  # one process a core
+
+
+def spread(task: Callable, jobs: list[tuple], workers: Workers | None = None) -> list:
+    """``task(*job)`` for every job, one worker process a job: in ``workers`` when given, else in processes
+    started for these jobs; the results in the jobs' order."""
+    if workers is not None:
+        return workers.run(task, jobs)
+    with Workers(len(jobs)) as started:
+        return started.run(task, jobs)

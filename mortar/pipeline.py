@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -29,7 +30,7 @@ from mortar.judge import judge, judge_in_parallel
 from mortar.kg.model import DialogueGraph, ExtractionError
 from mortar.methods import Answered, Made, Making, method_kinds, methods
 from mortar.oracle import Oracle, default_threshold
-from mortar.parallel import shares, spread, workers_for
+from mortar.parallel import Workers, shares, spread, workers_for
 from mortar.perturb import PerturbationSettings, original_case
 from mortar.reports import metric_rows, report
 from mortar.stages import Stages
@@ -67,8 +68,10 @@ def run_id_for(kind: str, dataset: Dataset, run_seed: int, config: dict) -> str:
     return f"{kind[:3]}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
-def knowledge_graphs(dataset: Dataset, extractor, db=None, progress=None) -> tuple[dict[str, DialogueGraph], dict[str, str]]:
+def knowledge_graphs(dataset: Dataset, extractor, db=None, progress=None, workers: Workers | None = None
+                     ) -> tuple[dict[str, DialogueGraph], dict[str, str]]:
     """Graphs of every seed, read from the store when extracted before with the same backend and model.
+    ``workers``: the run's kept worker processes, for a large run (else processes of their own).
 
     Seeds whose extraction fails are returned with the reason (and stored as failed), never dropped silently.
     """
@@ -79,7 +82,7 @@ def knowledge_graphs(dataset: Dataset, extractor, db=None, progress=None) -> tup
     failed: dict[str, str] = {}
     if todo:
         results = {}
-        for seed, result in zip(todo, _extract(extractor, todo, progress)):
+        for seed, result in zip(todo, _extract(extractor, todo, progress, workers)):
             if isinstance(result, ExtractionError):
                 failed[seed.id] = str(result)
                 results[seed.id] = ("failed", None, str(result))
@@ -94,15 +97,15 @@ def knowledge_graphs(dataset: Dataset, extractor, db=None, progress=None) -> tup
     return graphs, failed
 
 
-def _extract(extractor, seeds: list, progress=None) -> list:
+def _extract(extractor, seeds: list, progress=None, workers: Workers | None = None) -> list:
     """The extractor's graphs of ``seeds``; the spaCy backend's spread over processes for a large run
     (``mortar.parallel``)."""
-    workers = workers_for(len(seeds)) if extractor.backend == "spacy" else 1
-    if workers == 1:
+    n = (len(workers) if workers else workers_for(len(seeds))) if extractor.backend == "spacy" else 1
+    if n == 1:
         return extractor.extract_many(seeds, progress=progress)
     if progress:
         progress(0, len(seeds), {"stage": "knowledge graph"})
-    return [g for graphs in spread(_extract_share, [(share,) for share in shares(seeds, workers)]) for g in graphs]
+    return [g for graphs in spread(_extract_share, [(share,) for share in shares(seeds, n)], workers) for g in graphs]
 
 
 def _extract_share(seeds: list) -> list:
@@ -112,7 +115,7 @@ def _extract_share(seeds: list) -> list:
 
 
 def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None, progress=None,
-                    oracle=None, pool=None, sut=None, stages: Stages | None = None
+                    oracle=None, pool=None, sut=None, stages: Stages | None = None, workers: Workers | None = None
                     ) -> tuple[list, list[TestCase], dict, dict[str, str], list[Made]]:
     """Seeds → knowledge graphs → ORIG and the chosen methods' test cases, seed by seed in registry order.
 
@@ -120,7 +123,7 @@ def make_test_cases(dataset: Dataset, config: RunConfig, db=None, extractor=None
     (its notes, and for guided methods the evaluated mutants). ``sut``: for methods guided by its answers."""
     stages = stages or Stages()
     with stages("knowledge graphs"):
-        graphs, failed = knowledge_graphs(dataset, extractor, db, progress)
+        graphs, failed = knowledge_graphs(dataset, extractor, db, progress, workers)
     seeds = [s for s in dataset.seeds if s.id not in failed]
     making = Making(seeds, config.run_seed, config, graphs, oracle, list(pool or dataset.seeds), sut, StoreCache(db),
                     progress, dataset.sha256, stages=stages)
@@ -266,9 +269,18 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     metrics — all stored under the run id.
 
     ``suite``: what :func:`make_test_cases` gave for this configuration, made once for a study's systems.
-    ``stages``: where the seconds per stage are counted (the result's ``stages``)."""
-    stages = stages or Stages()
+    ``stages``: where the seconds per stage are counted (the result's ``stages``).
+
+    A large run keeps one worker process a share of its seeds for its knowledge graphs and its judging
+    (``mortar.parallel.Workers``)."""
     full = dataset or dataset_of(config)
+    n = workers_for(len(limited(full, config.limit).seeds))
+    with Workers(n) if n > 1 else nullcontext() as workers:
+        return _run(full, config, db, sut, extractor, progress, suite, stages or Stages(), workers)
+
+
+def _run(full: Dataset, config: RunConfig, db, sut, extractor, progress, suite: tuple | None, stages: Stages,
+         workers: Workers | None) -> RunResult:
     dataset = limited(full, config.limit)
     with stages("loading the system and the models"):
         sut = sut or make_run_sut(config)  # max_new_tokens is in its fingerprint, hence in the run key; lanes is not
@@ -277,7 +289,7 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     run_id, key, threshold = planned_run_id(full, config, sut, extractor)
     # 1. seeds → knowledge graphs → ORIG and every method's test cases (MORTAR's with their EC verdicts)
     seeds, cases, verdicts, failed, made = suite or make_test_cases(dataset, config, db, extractor, progress, oracle,
-                                                                    full.seeds, sut, stages)
+                                                                    full.seeds, sut, stages, workers)
     notes = tuple(n for m in made for n in m.notes)
     ran_orders = {}
     if config.budget:
@@ -312,9 +324,8 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
         if progress:
             progress(0, 1, {"stage": "judging"})
         with stages("judging"):
-            workers = workers_for(len(seeds))
             checks = judge_in_parallel(workers, config.oracle, seeds, cases, verdicts, answers, threshold, selections,
-                                       orig_samples, config.settings) if workers > 1 else \
+                                       orig_samples, config.settings) if workers else \
                 judge(seeds, cases, verdicts, answers, oracle, threshold, selections, orig_samples, config.settings)
         # 3a. confirmed detections: each detection's conversations asked again, afresh; one not found again is flaky
         if config.confirm:

@@ -1,7 +1,7 @@
 """Work spread over worker processes (``mortar.parallel``) gives what one process gives: the same checks in the
 same order (similarities equal to six decimals), the same knowledge graphs."""
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pytest
 
@@ -91,3 +91,59 @@ def test_workers_extract_the_graphs_one_process_extracts(tmp_path, monkeypatch):
     monkeypatch.setenv("MORTAR_WORKERS", "2")
     spread, _ = knowledge_graphs(dataset, make_extractor("spacy"), tmp_path / "two.duckdb")
     assert list(spread) == list(alone) and all(spread[k].to_json() == alone[k].to_json() for k in alone)
+
+
+def test_a_story_parsed_for_its_graph_is_read_back_for_judging_not_parsed_again(monkeypatch):
+    import mortar.nlp
+    from mortar.kg.spacy_backend import SpacyExtractor
+
+    seed = limited(load_dataset(SAMPLE), 1).seeds[0]
+    SpacyExtractor().extract_many([seed])
+    real = mortar.nlp.load_nlp()
+
+    class Counted:  # the pipeline, counting what it is asked to parse
+        vocab, parsed = real.nlp.vocab, []
+
+        def __call__(self, text):
+            self.parsed.append(text)
+            return real.nlp(text)
+    counted = Counted()
+    monkeypatch.setattr(mortar.nlp, "load_nlp", lambda: replace(real, nlp=counted))
+    mortar.nlp.parsed_story.cache_clear()
+    handed = mortar.nlp.parsed_story(seed.story)
+    mortar.nlp.parsed_story.cache_clear()
+    again = mortar.nlp.parsed_story(seed.story)  # handed on once: a second reading parses
+    assert counted.parsed == [seed.story]
+    assert [(t.text, t.tag_, t.dep_, t.head.i, t.lemma_, t.ent_type_) for t in handed] == \
+        [(t.text, t.tag_, t.dep_, t.head.i, t.lemma_, t.ent_type_) for t in again]
+
+
+def worker_pid() -> int:
+    import os
+
+    return os.getpid()
+
+
+def stories_handed_on() -> int:
+    import mortar.nlp
+
+    return len(mortar.nlp._handed_on)
+
+
+def test_a_run_s_workers_judge_the_seeds_whose_graphs_they_extracted(answered, tmp_path):
+    from mortar.parallel import Workers
+    from mortar.pipeline import knowledge_graphs
+
+    seeds, cases, verdicts, answers = answered
+    dataset = limited(load_dataset(SAMPLE), 3)
+    with Workers(2) as workers:
+        first = workers.run(worker_pid, [(), ()])
+        assert workers.run(worker_pid, [(), ()]) == first and len(set(first)) == 2  # the k-th job in the k-th process
+        knowledge_graphs(dataset, make_extractor("spacy"), tmp_path / "s.duckdb", workers=workers)
+        assert workers.run(stories_handed_on, [(), ()]) == [2, 1]  # the seeds' shares: two and one
+        checks = judge_in_parallel(workers, "answer", seeds, cases, verdicts, answers, default_threshold("answer"))
+        assert workers.run(stories_handed_on, [(), ()]) == [0, 0]  # each share's stories read back where parsed
+        with pytest.raises(ValueError):
+            workers.run(worker_pid, [(), (), ()])
+    alone = judge(seeds, cases, verdicts, answers, Oracle("answer"), default_threshold("answer"))
+    assert [row(c) for c in checks] == [row(c) for c in alone]
