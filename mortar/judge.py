@@ -12,7 +12,7 @@ from dataclasses import replace
 from mortar.dataset import Seed, TestCase
 from mortar.methods import method_of_case
 from mortar.nlp import STORIES_KEPT
-from mortar.oracle import Oracle
+from mortar.oracle import Oracle, embedding_model
 from mortar.parallel import Workers, shares, spread
 from mortar.methods.dialtest_nlu import is_nlu, reference_checks
 from mortar.relations import RELATIONS, Check, Judging, references, unstable_rounds
@@ -128,12 +128,19 @@ def judge_in_parallel(workers: int | Workers, oracle_name: str, seeds: list[Seed
     return [c for checks in spread(_judge_share, jobs, kept) for c in checks]
 
 
-_worker_oracles: dict[str, object] = {}  # a worker's oracles, loaded at its first share to judge
+_worker_oracles: dict[str, object] = {}  # a worker's oracles, loaded once
+
+
+def load_oracle(oracle_name: str) -> None:
+    """This worker's oracle of that name and the embedding model it reads with, loaded now (a run's workers do it
+    while the system answers: ``Workers.start_ahead``)."""
+    if oracle_name not in _worker_oracles:
+        _worker_oracles[oracle_name] = Oracle(oracle_name)
+        embedding_model()
 
 
 def _judge_share(oracle_name, seeds, cases, verdicts, answers, threshold, selections, orig_samples,
                  settings) -> list[Check]:
-    if oracle_name not in _worker_oracles:
-        _worker_oracles[oracle_name] = Oracle(oracle_name)
+    load_oracle(oracle_name)
     return judge(seeds, cases, verdicts, answers, _worker_oracles[oracle_name], threshold, selections, orig_samples,
                  settings)

@@ -49,6 +49,7 @@ class Workers:
     def __init__(self, n: int):
         spawn = get_context("spawn")
         self._pools = [ProcessPoolExecutor(1, mp_context=spawn, initializer=_one_thread) for _ in range(n)]
+        self._pending: list = []
 
     def __len__(self) -> int:
         return len(self._pools)
@@ -58,8 +59,16 @@ class Workers:
         the jobs' order."""
         if len(jobs) > len(self._pools):
             raise ValueError(f"{len(jobs)} jobs for {len(self._pools)} workers")
+        for started in self._pending:
+            started.result()  # a failure of what was started ahead shows here
+        self._pending = []
         futures = [pool.submit(task, *job) for pool, job in zip(self._pools, jobs)]
         return [f.result() for f in futures]
+
+    def start_ahead(self, task: Callable, *args) -> None:
+        """``task(*args)`` in every worker now, not waited for: what a later stage needs is loaded while this
+        process does other work (the system answering)."""
+        self._pending += [pool.submit(task, *args) for pool in self._pools]
 
     def close(self) -> None:
         for pool in self._pools:

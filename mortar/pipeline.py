@@ -26,7 +26,7 @@ from mortar.dataset import Dataset, TestCase, limited
 from mortar.execute import execute
 from mortar.guide.prioritise import (GINI_ORDER, INITIAL, RANDOM_ORDER, carried_gini_order, case_scores, initial_order,
                                      order_by_scores, orig_answer_texts)
-from mortar.judge import judge, judge_in_parallel
+from mortar.judge import judge, judge_in_parallel, load_oracle
 from mortar.kg.model import DialogueGraph, ExtractionError
 from mortar.methods import Answered, Made, Making, method_kinds, methods
 from mortar.oracle import Oracle, default_threshold
@@ -291,6 +291,8 @@ def _run(full: Dataset, config: RunConfig, db, sut, extractor, progress, suite: 
     seeds, cases, verdicts, failed, made = suite or make_test_cases(dataset, config, db, extractor, progress, oracle,
                                                                     full.seeds, sut, stages, workers)
     notes = tuple(n for m in made for n in m.notes)
+    if workers:
+        workers.start_ahead(load_oracle, config.oracle)  # the judges load while the system answers
     ran_orders = {}
     if config.budget:
         with stages("test cases"):

@@ -7,7 +7,7 @@ import pytest
 
 from mortar.dataset import limited
 from mortar.formats import load_dataset
-from mortar.judge import judge, judge_in_parallel
+from mortar.judge import judge, judge_in_parallel, load_oracle
 from mortar.parallel import workers_for
 from mortar.oracle import Embeddings, Oracle, default_threshold, embedding_model
 from mortar.pipeline import RunConfig, make_test_cases
@@ -130,6 +130,12 @@ def stories_handed_on() -> int:
     return len(mortar.nlp._handed_on)
 
 
+def oracles_loaded() -> list[str]:
+    import mortar.judge
+
+    return list(mortar.judge._worker_oracles)
+
+
 def test_a_run_s_workers_judge_the_seeds_whose_graphs_they_extracted(answered, tmp_path):
     from mortar.parallel import Workers
     from mortar.pipeline import knowledge_graphs
@@ -141,9 +147,14 @@ def test_a_run_s_workers_judge_the_seeds_whose_graphs_they_extracted(answered, t
         assert workers.run(worker_pid, [(), ()]) == first and len(set(first)) == 2  # the k-th job in the k-th process
         knowledge_graphs(dataset, make_extractor("spacy"), tmp_path / "s.duckdb", workers=workers)
         assert workers.run(stories_handed_on, [(), ()]) == [2, 1]  # the seeds' shares: two and one
+        workers.start_ahead(load_oracle, "answer")  # as a run does while its system answers
+        assert workers.run(oracles_loaded, [(), ()]) == [["answer"], ["answer"]]
         checks = judge_in_parallel(workers, "answer", seeds, cases, verdicts, answers, default_threshold("answer"))
         assert workers.run(stories_handed_on, [(), ()]) == [0, 0]  # each share's stories read back where parsed
         with pytest.raises(ValueError):
             workers.run(worker_pid, [(), (), ()])
+        workers.start_ahead(load_oracle, "no-such-oracle")
+        with pytest.raises(ValueError, match="unknown oracle"):  # what failed ahead is told at the next run
+            workers.run(worker_pid, [(), ()])
     alone = judge(seeds, cases, verdicts, answers, Oracle("answer"), default_threshold("answer"))
     assert [row(c) for c in checks] == [row(c) for c in alone]
