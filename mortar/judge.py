@@ -113,8 +113,9 @@ def judge_in_parallel(workers: int | Workers, oracle_name: str, seeds: list[Seed
     """:func:`judge` over ``workers`` processes (``mortar.parallel``; a number, or the run's kept workers), each
     judging a contiguous share of the seeds with its own ``oracle_name`` oracle; the checks come back in the seeds'
     order, as :func:`judge` gives them."""
+    kept = workers if isinstance(workers, Workers) else None
     jobs = []
-    for share in shares(seeds, len(workers) if isinstance(workers, Workers) else workers):
+    for share in shares(seeds, len(kept) if kept else workers):
         ids = {s.id for s in share}
         mine = [c for c in cases if c.seed_id in ids]
         tcids = {c.test_case_id for c in mine}
@@ -124,7 +125,6 @@ def judge_in_parallel(workers: int | Workers, oracle_name: str, seeds: list[Seed
         jobs.append((oracle_name, share, mine, {k: v for k, v in verdicts.items() if k in tcids}, own(answers),
                      threshold, own(selections) if selections else selections,
                      [own(sample) for sample in orig_samples] if orig_samples else orig_samples, settings))
-    kept = workers if isinstance(workers, Workers) else None
     return [c for checks in spread(_judge_share, jobs, kept) for c in checks]
 
 

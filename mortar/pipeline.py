@@ -100,7 +100,9 @@ def knowledge_graphs(dataset: Dataset, extractor, db=None, progress=None, worker
 def _extract(extractor, seeds: list, progress=None, workers: Workers | None = None) -> list:
     """The extractor's graphs of ``seeds``; the spaCy backend's spread over processes for a large run
     (``mortar.parallel``)."""
-    n = (len(workers) if workers else workers_for(len(seeds))) if extractor.backend == "spacy" else 1
+    if extractor.backend != "spacy":
+        return extractor.extract_many(seeds, progress=progress)
+    n = len(workers) if workers else workers_for(len(seeds))
     if n == 1:
         return extractor.extract_many(seeds, progress=progress)
     if progress:
@@ -274,14 +276,14 @@ def run(dataset: Dataset | None, config: RunConfig, db=None, sut=None, extractor
     A large run keeps one worker process a share of its seeds for its knowledge graphs and its judging
     (``mortar.parallel.Workers``)."""
     full = dataset or dataset_of(config)
-    n = workers_for(len(limited(full, config.limit).seeds))
-    with Workers(n) if n > 1 else nullcontext() as workers:
-        return _run(full, config, db, sut, extractor, progress, suite, stages or Stages(), workers)
-
-
-def _run(full: Dataset, config: RunConfig, db, sut, extractor, progress, suite: tuple | None, stages: Stages,
-         workers: Workers | None) -> RunResult:
     dataset = limited(full, config.limit)
+    n = workers_for(len(dataset.seeds))
+    with Workers(n) if n > 1 else nullcontext() as workers:
+        return _run(full, dataset, config, db, sut, extractor, progress, suite, stages or Stages(), workers)
+
+
+def _run(full: Dataset, dataset: Dataset, config: RunConfig, db, sut, extractor, progress, suite: tuple | None,
+         stages: Stages, workers: Workers | None) -> RunResult:
     with stages("loading the system and the models"):
         sut = sut or make_run_sut(config)  # max_new_tokens is in its fingerprint, hence in the run key; lanes is not
         extractor = extractor or make_extractor(config.kg_backend)
