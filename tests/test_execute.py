@@ -93,6 +93,26 @@ def test_answers_equal_asking_every_case_on_its_own(db, lanes):
     assert len({c.hash for c in sut.calls}) == len(sut.calls)
 
 
+class _ThreadRecordingSUT(ScriptedSUT):
+    def answer(self, conversation: Conversation) -> str:
+        self.threads = getattr(self, "threads", set()) | {threading.current_thread().name}
+        if conversation.question == "s1 question 3?":
+            raise ValueError("a bug in the system")
+        return super().answer(conversation)
+
+
+@pytest.mark.parametrize("lanes", [1, 2])
+def test_one_lane_answers_on_the_callers_thread_and_a_bug_still_surfaces(db, lanes):
+    sut = _ThreadRecordingSUT(lanes=lanes)
+    seed = seed_of(3)
+    with pytest.raises(ValueError, match="a bug in the system"):
+        execute([seed], [TestCase("s1", "ORIG", 1, (1, 2, 3))], sut, StoreCache(db))
+    on_caller = sut.threads == {threading.current_thread().name}
+    assert on_caller == (lanes == 1)
+    assert [c.question for c in sut.calls] == ["s1 question 1?", "s1 question 2?"]
+    assert len(StoreCache(db).read_answers(sut.fingerprint)) == 2  # what was answered before the bug is kept
+
+
 def test_an_errored_round_is_recorded_and_asked_again_next_run(db):
     seed = seed_of(4)
     cases = [TestCase("s1", "ORIG", 1, (1, 2, 3, 4)), TestCase("s1", "DRS", 1, (4, 3, 2, 1))]
