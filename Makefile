@@ -24,9 +24,10 @@ run: $(STAMP)
 	@$(MAKE) --no-print-directory apt PACKAGES="$(APT_RUN)"
 	$(BIN)/streamlit run app.py
 
+# Two test processes (a core each, one thread each: tests/conftest.py), a test file's tests in one of them.
 test: $(STAMP)
 	@$(MAKE) --no-print-directory apt PACKAGES="$(APT_TEST)"
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses 2 --dist loadfile
 
 apt:
 	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
