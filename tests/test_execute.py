@@ -94,8 +94,14 @@ def test_answers_equal_asking_every_case_on_its_own(db, lanes):
 
 
 class _ThreadRecordingSUT(ScriptedSUT):
+    """Names the threads it answers on; its third question meets a bug (an exception, not a SutError)."""
+
+    def __init__(self, lanes):
+        super().__init__(lanes=lanes)
+        self.threads: set[str] = set()
+
     def answer(self, conversation: Conversation) -> str:
-        self.threads = getattr(self, "threads", set()) | {threading.current_thread().name}
+        self.threads.add(threading.current_thread().name)
         if conversation.question == "s1 question 3?":
             raise ValueError("a bug in the system")
         return super().answer(conversation)
