@@ -8,7 +8,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 if os.environ.get("PYTEST_XDIST_WORKER"):
-    # one of several test processes on a core each: one thread for the numeric kernels (torch, BLAS), here and in the
+    # one of several test processes on a core each: one thread for OpenMP's and MKL's kernels (torch's), here and in the
     # processes the tests start (more threads than cores make every process wait on the others)
     os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
 
