@@ -11,21 +11,25 @@ by spaCy and their tokens aligned; the gate reports the first constraint that re
 - ``part of speech``: a swap replaces one word by a word of the same part of speech; an insertion adds an
   adverb; the words around keep their parts of speech (a mutation that re-parses the question changed it;
   proper and common nouns, auxiliaries and verbs count as one).
-- ``word sense``: a swapped word is replaced by a lemma of its sense in context, chosen by a simplified Lesk
-  (the overlap of each WordNet sense's gloss, examples, words and hypernyms with the question's words and the
-  story sentences the question points to; the more frequent sense on a tie), and that sense is the new
-  word's own most frequent sense. With no word in common, the most frequent sense is taken only when it covers
-  60% of the word's tagged uses in WordNet's concordance (``cntlist.rev``); a sense with words in common but
-  under 10% of the uses is not trusted either: such a word is not swapped. Light verbs ("do", "make", "get" …) are never swapped.
-- ``inserted word``: an insertion adds only words that do not narrow what is asked (emphasis adverbs such as
-  "actually", "exactly"), right before a verb, in a question without negation: an inserted adjective or noun
-  restricts the referent ("his older brother"), an adverb before an adjective changes it ("precisely red"),
-  and under a negation it changes what is denied ("what couldn't he truly do").
+- ``word sense``: a swapped word is replaced, in its own form, by a lemma of its sense in context, chosen by a
+  simplified Lesk (the overlap of each WordNet sense's gloss, examples, words and hypernyms with the question's
+  words and the story sentences the question points to; the more frequent sense on a tie). With no word in
+  common, the most frequent sense is taken only when it covers 60% of the word's tagged uses in WordNet's
+  concordance (``cntlist.rev``); a sense with words in common but under 10% of the uses is not trusted either:
+  such a word is not swapped. The new word must read that way on its own (the sense is its most frequent, at
+  least half its tagged uses) and be common (``wordfreq``: a Zipf frequency of 3, once per million words).
+  Light verbs ("do", "make", "get" …) and the words of a phrasal verb or compound noun are never swapped.
+- ``inserted word``: an insertion adds only an emphasis adverb ("actually", "really"), right before the main
+  verb of a wh-question without negation (``emphasis_gap``): an inserted adjective or noun restricts the referent ("his older brother"), an
+  adverb before an adjective changes it ("precisely red"), an adverb of manner says how the thing was done
+  ("precisely cool", "exactly repeat"), and under a negation it changes what is denied ("what couldn't he
+  truly do").
 - ``story sentences``: the question does not lead to other story sentences than the original led to
   (``mortar.story_support.pointed_sentences``).
 - ``cosine``: the sentence-embedding cosine to the original stays at the method's bar (the paper's filter).
 - ``language model``: the local LM (SmolLM2) finds the new question at most ``LM_MAX_DROP`` nats less likely
-  than the original (a swap 10, an insertion 20), scored in batches.
+  than the original, scored in batches: an insertion 20; a swap 3 once the new word's rarity is taken off
+  (``rarity_cost``), so that what is left measures how badly the word fits the question.
 
 Which apply: word swaps (SYN, SR) and insertions (ADD, WI) get all of them. Typos and leet (TYPO, LEET) are
 character noise meant to be read through: the words stay in place but are misspelt, so part of speech, sense,
@@ -38,6 +42,7 @@ cosine-only filter.
 from __future__ import annotations
 
 import difflib
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -61,14 +66,18 @@ NEGATIONS = {"not", "no", "never", "nothing", "nobody", "none", "neither", "nor"
 LIGHT_VERBS = {"be", "have", "do", "get", "make", "go", "say", "take", "let", "come", "give", "put", "keep", "set"}
 SWAPPABLE = {"NOUN", "VERB", "ADJ", "ADV"}
 # Adverbs that add emphasis without narrowing what is asked: the only words an insertion may add
-NEUTRAL_WORDS = ("actually", "really", "exactly", "precisely", "truly", "specifically")
+NEUTRAL_WORDS = ("actually", "really")
 DOMINANT = 0.6  # with no word in common with any gloss, the most frequent sense counts when it covers this share
 MIN_SHARE = 0.1  # a sense chosen by the words in common is still too rare below this share of the word's uses
 SENSE_RANK = 1  # the in-context sense must be one of the new word's own SENSE_RANK most frequent senses
-# The new question may be at most this many nats less likely than the original under the LM (set on the dev set):
-# a swapped word of the same sense costs 0–9 nats, a rare or wrong-sense one 10–12; an added adverb costs 4–20
-# wherever it stands, so for insertions the LM only stops garbled word order.
-LM_MAX_DROP = {"swap": 10.0, "insertion": 20.0}
+NEW_WORD_SHARE = 0.5  # … and cover at least this share of the new word's tagged uses
+COMMON_ZIPF = 3.0  # a swap's new word is used at least once per million words
+# The new question may be at most this many nats less likely than the original under the LM (set on the dev sets).
+# For a swap, the part of the drop that the new word's rarity explains is taken off first (ln 10 nats a Zipf
+# step): a word of the same sense then costs -6–3 nats, a wrong-sense one ("tribunal" for a court one leaves,
+# "nutrient" for food, "detect" for find) 4–14. An added adverb costs 4–20 wherever it stands, so for
+# insertions the LM only stops garbled word order.
+LM_MAX_DROP = {"swap": 3.0, "insertion": 20.0}
 POS_GROUP = {"PROPN": "NOUN", "AUX": "VERB"}  # spaCy's tags that a harmless change of word can swap between
 
 
@@ -188,12 +197,32 @@ def in_context_synonyms(doc, i: int, story: str = "") -> tuple[str, ...]:
     if token.pos_ not in SWAPPABLE or token.lemma_.lower() in LIGHT_VERBS:
         return ()
     sense = sure_sense(doc, i, story)
-    if sense is None:
-        return ()
+    if sense is None or sense_rank(token.lemma_.lower(), token.pos_, sense.offset) != 0:
+        return ()  # a word read in one of its rarer senses is where Lesk errs most: it is not swapped
     gerund_ok = token.pos_ != "NOUN" or token.lemma_.lower().endswith("ing")
     return tuple(w for w in sense.words if w.isalpha() and w.lower() != token.lemma_.lower()
-                 and (sense_rank(w, token.pos_, sense.offset) or 0) < SENSE_RANK
+                 and reads_as(w, token.pos_, sense.offset)
                  and (gerund_ok or not w.lower().endswith("ing")))  # 'the fixing contract' reads as a verb
+
+
+def reads_as(word: str, pos: str, offset: int) -> bool:
+    """A reader knows ``word`` and takes it on its own in this sense: it is a common word (``common``), the sense
+    is its most frequent one, and at least half of its tagged uses in WordNet's concordance when they were
+    counted ("stone" is a rock in under half)."""
+    rank = sense_rank(word, pos, offset)
+    if rank is None or rank >= SENSE_RANK or not common(word):
+        return False
+    share = sense_share(word, pos, rank)
+    return share is None or share >= NEW_WORD_SHARE
+
+
+@lru_cache(maxsize=20000)
+def common(word: str) -> bool:
+    """The word is at least COMMON_ZIPF on the Zipf scale (log10 of uses per billion words, by ``wordfreq``): a
+    rarer synonym is one an ordinary reader may not know ("larceny", "motorcoach", "forenoon", "visitant")."""
+    from wordfreq import zipf_frequency  # its import takes a tenth of a second: only when a swap is judged
+
+    return zipf_frequency(word, "en") >= COMMON_ZIPF
 
 
 SWAP_TAGS = {"NN", "NNS", "VB", "VBP", "VBZ", "JJ", "RB"}  # forms a synonym can be put in
@@ -220,16 +249,38 @@ def inflect(word: str, tag: str) -> str | None:
     return word + "s"
 
 
+def in_a_unit(token) -> bool:
+    """The token is part of a phrasal verb ("pick up", "set off") or a compound noun ("repair contract", "bus
+    stop"): the unit means what its words alone do not, so swapping one word renames it."""
+    return token.dep_ in ("compound", "prt") or any(c.dep_ in ("compound", "prt") for c in token.children)
+
+
 def swap_options(doc, i: int, story: str = "") -> tuple[str, ...]:
     """What a swap may put in token ``i``'s place: its in-context synonyms in its form (none for a protected
-    word, the question's focus, or a form the lemma does not give back, such as "built")."""
+    word, the question's focus, part of a phrasal verb or compound, or a form the lemma does not give back, such
+    as "built")."""
     t = doc[i]
-    if protected(t) or not t.is_alpha or t.tag_ not in SWAP_TAGS or i == focus_noun(doc):
+    if protected(t) or not t.is_alpha or t.tag_ not in SWAP_TAGS or i == focus_noun(doc) or in_a_unit(t):
         return ()
     if t.tag_ not in ("NNS", "VBZ") and t.lower_ != t.lemma_.lower():
         return ()
     forms = [inflect(w, t.tag_) for w in in_context_synonyms(doc, i, story)]
     return tuple(f[:1].upper() + f[1:] if t.text[:1].isupper() else f for f in forms if f)
+
+
+def emphasis_gap(doc) -> int | None:
+    """Where an emphasis adverb may go (None: nowhere): in a wh-question without negation, right before its main
+    verb in the base form that follows "did", "does", "will", "should" … ("What did she actually find?"), not
+    after another adverb. Elsewhere it reads otherwise: as the manner or degree of an action in an infinitive,
+    a subordinate clause or before a participle ("refuse to really help", "when the water really rises", "be
+    really heated"), as doubt in a yes/no question ("Did he really comment?"), or garbled ("nearly actually
+    miss")."""
+    if not doc or doc[0].lower_ not in WH_WORDS or any(t.lower_ in NEGATIONS for t in doc):
+        return None
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None or root.tag_ != "VB" or root.i < 2 or doc[root.i - 1].pos_ in ("ADV", "PART"):
+        return None
+    return root.i if any(c.dep_ == "aux" and c.i < root.i for c in root.children) else None
 
 
 # -- the constraints -------------------------------------------------------------------------------
@@ -280,10 +331,8 @@ class WordSense:
         for tag, i1, i2, j1, j2 in r.edits:
             if tag != "replace" or i2 - i1 != 1:
                 return False
-            new = r.after[j1:j2]
-            allowed = {w.lower() for w in in_context_synonyms(r.before, i1, r.mutation.story)}
-            as_lemma = " ".join([t.lower_ for t in new[:-1]] + [new[-1].lemma_.lower()])
-            if as_lemma not in allowed and " ".join(t.lower_ for t in new) not in allowed:
+            allowed = {w.lower() for w in swap_options(r.before, i1, r.mutation.story)}
+            if " ".join(t.lower_ for t in r.after[j1:j2]) not in allowed:  # the synonym, in the replaced word's form
                 return False
         return True
 
@@ -293,10 +342,9 @@ class InsertedWord:
     operators = INSERTIONS
 
     def check(self, r: Reading) -> bool:
-        if any(t.lower_ in NEGATIONS for t in r.before):
-            return False
-        return all(tag == "insert" and all(t.lower_ in NEUTRAL_WORDS for t in r.after[j1:j2])
-                   and j2 < len(r.after) and r.after[j2].pos_ in ("VERB", "AUX") for tag, i1, i2, j1, j2 in r.edits)
+        gap = emphasis_gap(r.before)
+        return all(tag == "insert" and i1 == gap and all(t.lower_ in NEUTRAL_WORDS for t in r.after[j1:j2])
+                   for tag, i1, i2, j1, j2 in r.edits)
 
 
 class StorySentences:
@@ -346,7 +394,21 @@ class LanguageModel:
         return a - b
 
     def check(self, r: Reading) -> bool:
-        return self.drop(r) <= self.max_drop["insertion" if r.mutation.operator in INSERTIONS else "swap"]
+        if r.mutation.operator in INSERTIONS:
+            return self.drop(r) <= self.max_drop["insertion"]
+        return self.drop(r) - rarity_cost(r) <= self.max_drop["swap"]
+
+
+def rarity_cost(r: Reading) -> float:
+    """How many nats less likely the swapped-in words are than the words they replace, by their frequency alone
+    (``wordfreq``'s Zipf scale is log10 of uses per billion): the part of an LM's drop that is no sign of a
+    wrong sense or frame."""
+    from wordfreq import zipf_frequency  # its import takes a tenth of a second: only when a swap is judged
+
+    def zipf(tokens) -> float:
+        return sum(zipf_frequency(t.text, "en") for t in tokens)
+
+    return sum(math.log(10) * (zipf(r.before[i1:i2]) - zipf(r.after[j1:j2])) for _, i1, i2, j1, j2 in r.edits)
 
 
 class LikelihoodScorer:

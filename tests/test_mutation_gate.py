@@ -8,7 +8,7 @@ from mortar.dataset import Round, Seed
 from mortar.methods.dialtest import Operators, unguided_cases
 from mortar.methods.metal import MetalSettings, Word, make_cases as metal_make_cases, metal_test_cases, perturb
 from mortar.mutation_gate import (GATE_OFF, GATE_ON, LM_MAX_DROP, NEUTRAL_WORDS, Cosine, LanguageModel, Mutation,
-                                  focus_noun, in_context_synonyms, inflect, lesk_sense, make_gate)
+                                  focus_noun, in_context_synonyms, inflect, lesk_sense, make_gate, swap_options)
 from mortar.nlp import load_nlp
 from mortar.oracle import Oracle
 from mortar.vocab import ADD, LEET, SR, SYN, TYPO, WI
@@ -78,8 +78,24 @@ def test_a_swap_must_be_a_lemma_of_the_sense_in_context(gate, nlp):
 
 def test_a_noun_is_not_swapped_for_an_ing_form_nor_pluralised_by_guess(gate, nlp):
     assert reason(gate, SYN, "How long did the repairs take?", "How long did the fixings take?") == "word sense"
-    assert "edifice" in in_context_synonyms(nlp("What did the building cost?"), 3)  # a noun in -ing itself
+    assert "wearable" in in_context_synonyms(nlp("What did the clothing cost?"), 3)  # a noun in -ing itself
     assert inflect("sis", "NNS") is None and inflect("glass", "NNS") == "glasses" and inflect("box", "NNS") == "boxes"
+
+
+def test_a_swap_puts_a_common_word_in_the_replaced_words_form(gate, nlp):
+    # "sis" is a lemma of the sense, but "sises" is no form of it
+    assert reason(gate, SYN, "What did her sisters sell?", "What did her sises sell?") == "word sense"
+    # the sense in context is right, but "larceny" and "motorcoach" are words a reader may not know
+    assert "larceny" not in in_context_synonyms(nlp("What was stolen in the theft?"), 5)
+    assert reason(gate, SYN, "When did the bus leave?", "When did the motorcoach leave?") == "word sense"
+    assert reason(gate, SYN, "When did the children leave?", "When did the kids leave?") is None
+
+
+def test_a_word_of_a_phrasal_verb_or_compound_noun_is_not_swapped(nlp):
+    picked = nlp("Who picked up the children?")
+    assert swap_options(picked, 1) == () and "kids" in swap_options(picked, 4)  # "picked up" is one verb
+    contract = nlp("Who voted against the repair contract?")
+    assert swap_options(contract, 4) == () and swap_options(contract, 5) == ()  # nor "repair" of "repair contract"
 
 
 def test_a_swap_must_keep_the_part_of_speech(gate):
@@ -92,6 +108,8 @@ def test_an_insertion_may_only_add_an_emphasis_adverb(gate):
     assert reason(gate, WI, base, "What does her younger uncle ride now?") in ("part of speech", "inserted word")
     assert reason(gate, ADD, base, "What does her uncle often ride now?") == "inserted word"  # an adverb that narrows
     assert reason(gate, WI, base, "What does her uncle actually ride now?") is None
+    # an adverb of manner says how it was done ("precisely cool" is cool with precision)
+    assert reason(gate, ADD, "How long did the pie cool?", "How long did the pie precisely cool?") == "inserted word"
     assert reason(gate, WI, "What did her uncle never ride?", "What did her uncle never really ride?") == "inserted word"
     assert reason(gate, ADD, "Which red van did he sell?", "Which truly red van did he sell?") in ("part of speech",
                                                                                                  "inserted word")

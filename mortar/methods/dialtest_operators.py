@@ -12,9 +12,9 @@
   words (entities), numbers and words WordNet does not know are never inserted.
 
 With the mutation gate on (``mortar.mutation_gate``), SR draws its synonym from the word's sense in context
-(a simplified Lesk over WordNet) instead of the most frequent sense, and WI inserts one emphasis adverb
-("actually", "exactly" …) before a verb, where the LM finds it likeliest: an inserted adjective or noun narrows what is
-asked ("his older brother").
+(a simplified Lesk over WordNet) instead of the most frequent sense, and WI inserts the emphasis adverb ("actually",
+"really") the LM finds likeliest before the main verb of a wh-question (``mortar.mutation_gate.emphasis_gap``): an
+inserted adjective or noun narrows what is asked ("his older brother").
 
 Every operator returns the question unchanged when it has nothing to do; the method's gate decides what is
 kept.
@@ -26,7 +26,7 @@ import logging
 import random
 from functools import lru_cache
 
-from mortar.mutation_gate import NEGATIONS, NEUTRAL_WORDS, WH_TAGS, WH_WORDS, inflect, swap_options
+from mortar.mutation_gate import NEGATIONS, NEUTRAL_WORDS, WH_TAGS, WH_WORDS, emphasis_gap, inflect, swap_options
 from mortar.wordnet import POS_FILES, synonyms
 from mortar.wordnet import wordnet_dir
 from mortar.sut.local import PRESETS, load_model
@@ -38,7 +38,6 @@ LIGHT_VERBS = {"be", "have", "do", "get", "make", "go", "say", "take", "let", "c
 SR_POS = {"NOUN": {"NN", "NNS"}, "VERB": {"VB", "VBP", "VBZ"}, "ADJ": {"JJ"}}
 LANGUAGES = ("Chinese", "French", "Spanish")  # the paper's intermediate languages
 GAP_BEFORE = {"NOUN", "ADJ", "VERB", "PROPN"}  # words are inserted before these (modifiers fit there)
-NEUTRAL_GAP_BEFORE = {"VERB"}  # where an emphasis adverb fits (before an adjective it changes it: "precisely red")
 INSERT_CANDIDATES = 12  # next-word proposals of the LM ranked by the whole question's likelihood
 INSERT_CHOICE = 3  # one of the best few is drawn, so different run seeds insert different words
 # An inserted word may cost the question at most this much log-likelihood under the LM (nats). Set on the
@@ -124,7 +123,7 @@ class WordInserter:
 
     def __init__(self, model, tokenizer, neutral: bool = False):
         self.model, self.tokenizer = model, tokenizer
-        self.neutral = neutral  # the gate on: one emphasis adverb (NEUTRAL_WORDS) before a verb, adjective or adverb
+        self.neutral = neutral  # the gate on: one emphasis adverb (NEUTRAL_WORDS) before the main verb
         self._words = None  # token id → the word it writes after a space, for single-token words
 
     @classmethod
@@ -147,9 +146,11 @@ class WordInserter:
         question that is not inside a named entity or right after the wh-word: a random one, or with a ranking
         of the tokens (most sensitive first) the first such word."""
         entity_inside = {t.i for e in doc.ents for t in e[1:]}  # a gap before these splits an entity
-        before = NEUTRAL_GAP_BEFORE if self.neutral else GAP_BEFORE
-        gaps = [t.i for t in doc if t.i > 0 and t.pos_ in before and t.i not in entity_inside
-                and not protected(doc[t.i - 1]) | (t.i == 1)]
+        if self.neutral:
+            gaps = [g for g in [emphasis_gap(doc)] if g is not None]
+        else:
+            gaps = [t.i for t in doc if t.i > 0 and t.pos_ in GAP_BEFORE and t.i not in entity_inside
+                    and not protected(doc[t.i - 1]) | (t.i == 1)]
         if not gaps:
             return doc.text
         if ranking is None:

@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass
 
 from mortar.dataset import Seed, TestCase
 from mortar.methods import Made, Making, Table, TestMethod, register_method
-from mortar.mutation_gate import GATE_CHOICES, GATE_OFF, GATE_ON, NEUTRAL_WORDS, Gate, Mutation, make_gate, swap_options
+from mortar.mutation_gate import (GATE_CHOICES, GATE_OFF, GATE_ON, NEUTRAL_WORDS, Gate, Mutation, emphasis_gap, make_gate,
+                                  swap_options)
 from mortar.perturb import case_rng
 from mortar.relations import DIRECTION, Relation, matches_reference, register_relation
 from mortar.settings import setting
@@ -92,14 +93,12 @@ def synonym_in_context(words: list[Word], rng: random.Random, rate: float, ranki
     return _join(out)
 
 
-def add_emphasis(words: list[Word], rng: random.Random, rate: float, ranking: list[int] | None = None) -> str:
-    """ADD with the gate on: one emphasis adverb ("actually", "exactly" …), which narrows nothing, before a verb
-    past the question's first two words (with a ranking, before the most sensitive)."""
-    gaps = [i for i, w in enumerate(words) if i > 1 and w.pos == "VERB"]
-    if not gaps:
+def add_emphasis(words: list[Word], rng: random.Random, gap: int | None) -> str:
+    """ADD with the gate on: one emphasis adverb ("actually", "really"), which narrows nothing, before the word at
+    ``gap``, the question's main verb (``mortar.mutation_gate.emphasis_gap``; None: the question is left as is)."""
+    if gap is None:
         return _join(words)
-    i = _pick(gaps, 1, rng, ranking)[0] if ranking is None or any(g in ranking for g in gaps) else gaps[0]
-    return _join(words[:i] + [Word(rng.choice(NEUTRAL_WORDS), "ADV", "", " ")] + words[i:])
+    return _join(words[:gap] + [Word(rng.choice(NEUTRAL_WORDS), "ADV", "", " ")] + words[gap:])
 
 
 def add_random_word(words: list[Word], rng: random.Random, rate: float, ranking: list[int] | None = None) -> str:
@@ -181,10 +180,11 @@ def perturb(name: str, words: list[Word], rng: random.Random, rate: float, ranki
     """One perturbation of a question: the paper's, or with the gate on the gated proposal (SYN, ADD)."""
     if not gated or name not in GATED:
         return PERTURB[name](words, rng, rate, ranking)
+    spaced = [i for i, t in enumerate(doc) if not t.is_space]  # Word index → token index
     if name == SYN:
-        spaced = [i for i, t in enumerate(doc) if not t.is_space]  # Word index → token index
         return synonym_in_context(words, rng, rate, ranking, options=lambda i: swap_options(doc, spaced[i], story))
-    return add_emphasis(words, rng, rate, ranking)
+    gap = emphasis_gap(doc)
+    return add_emphasis(words, rng, None if gap is None else spaced.index(gap))
 
 
 def metal_test_cases(seeds: list[Seed], run_seed: int, settings: MetalSettings, nlp, oracle, sensitivities=None,
