@@ -5,12 +5,16 @@ small slack; a change that raises them should raise the recorded value too.
 """
 
 import importlib.util
+import json
 from pathlib import Path
 
 from mortar.calibrate import (AGREEMENT_FIELDS, agreement_summary, read_pairs, score_agreement, score_rows,
                               summarize)
 from mortar.kg.spacy_backend import SpacyExtractor
+from mortar.mutation_gate import GATE_ON, Mutation, make_gate
+from mortar.nlp import load_nlp
 from mortar.oracle import Oracle
+from mortar.vocab import METAL_REVERT_BELOW
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,15 +27,15 @@ EC_DEV_KAPPA = 0.826
 SLACK = 0.005
 
 
-def _ec_agreement():
-    spec = importlib.util.spec_from_file_location("ec_agreement", ROOT / "benchmarks" / "ec_agreement.py")
+def _benchmark(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def test_context_check_agrees_with_the_development_annotations_at_least_as_well_as_recorded():
-    bench, extractor = _ec_agreement(), SpacyExtractor()
+    bench, extractor = _benchmark("ec_agreement"), SpacyExtractor()
     kappas = {name: bench.evaluate(ROOT / "tests" / "data" / name, EC_RUN_SEEDS, extractor)["kappa"]
               for name in EC_DEV_FILES}
     kappa = sum(kappas.values()) / len(kappas)
@@ -74,3 +78,23 @@ def test_two_answer_agreement_finds_differences_on_the_development_pairs_at_leas
     precision, recall = summary["precision"], summary["recall"]
     assert precision >= AGREEMENT_DEV_DIFFER_PRECISION - SLACK, f"'they differ' precision fell to {precision:.3f}"
     assert recall >= AGREEMENT_DEV_DIFFER_RECALL - SLACK, f"'they differ' recall fell to {recall:.3f}"
+
+
+# the mutation gate against tests/data/mutation_validity_dev2.jsonl (development; never _heldout2), the proposals
+# of today's operators with the gate on: the share it keeps and the precision of "kept means same meaning", as
+# `benchmarks/mutation_validity.py` counts them
+MUTATION_DEV_KEPT = 0.615
+MUTATION_DEV_PRECISION = 0.929
+
+
+def test_mutation_gate_keeps_valid_mutations_on_the_development_pairs_at_least_as_well_as_recorded():
+    bench = _benchmark("mutation_validity")
+    pairs = [json.loads(line) for line in bench.SETS["dev2"].read_text().splitlines() if line.strip()]
+    pairs = [p for p in pairs if p["proposal"] == "gated"]
+    texts = bench.stories()
+    gate = make_gate(load_nlp().nlp, Oracle("answer").embeddings, METAL_REVERT_BELOW, GATE_ON)
+    kept = [p for p, why in zip(pairs, gate.reasons([Mutation(p["operator"], p["original"], p["mutated"],
+                                                              texts[p["story_id"]]) for p in pairs])) if why is None]
+    share, precision = len(kept) / len(pairs), sum(p["same_meaning"] for p in kept) / len(kept)
+    assert share >= MUTATION_DEV_KEPT - SLACK, f"the gate's kept share fell to {share:.3f}"
+    assert precision >= MUTATION_DEV_PRECISION - SLACK, f"the gate's precision fell to {precision:.3f}"
