@@ -82,6 +82,11 @@ def outcome(oracle, question, a, b):
     ("Why was the match stopped?", "For bad light and a fire alarm.", "For bad light.", DIFFER),
     ("What did Omar bring?", "A flask, sandwiches or biscuits.", "Sandwiches.", DIFFER),
     ("What did the club buy?", "New boards, clocks and score sheets.", "Boards and clocks and score sheets.", AGREE),
+    # an indefinite and what modifies it name nobody; a conditional that never says on what is no answer either
+    ("Who is the treasurer?", "Probably someone in the club.", "It depends on which year you mean.", NO_ANSWER),
+    ("Who is the treasurer?", "Someone who looks after the money.", "Lena Vogt.", DIFFER),
+    ("Who is the treasurer?", "Someone called Lena Vogt.", "Lena Vogt.", AGREE),
+    ("How much money did they raise?", "The amount is not given.", "It depends, but about 240 euros.", DIFFER),
     # a place is no answer to 'who'; a list against only part of it differs
     ("Who won the trophy?", "Omar Haddad.", "The best player won it in the library at Riverside.", DIFFER),
     ("Who spoke at the meeting?", "Omar Haddad and Lena Vogt.", "Lena Vogt and Omar Haddad.", AGREE),

@@ -39,6 +39,7 @@ SHORT = 4  # words: an answer this short is its name, whatever the question word
 NOT_TOLD = re.compile(r"\b(?:it|that|this)(?:'s not| is not| was not|'s never| is never| isn't| wasn't) "
                       r"(?:clear|known|explained|said|certain|obvious)\b"
                       r"|\bunclear\b|\bnot (?:explained|specified|clear)\b"
+                      r"|\b(?:is|are|was|were)(?: not|n't) (?:given|stated|provided|listed|mentioned)\b"
                       r"|\b(?:no ?one|nobody) (?:knows|says|tells|said)\b"
                       r"|\bhard to (?:say|tell)\b|\bno (?:way|means) to (?:say|tell|know)\b"
                       r"|\b(?:have|had|got) no (?:idea|clue)\b"
@@ -58,6 +59,11 @@ GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", 
            # words that commit to nothing: 'Sometime soon, I think.', 'at a place to be announced', 'in due course'
            "soon", "sometime", "someday", "later", "eventually", "somebody", "something", "somehow", "probably",
            "maybe", "perhaps", "possibly", "think", "guess", "believe", "announce", "due", "course", "various"}
+# an indefinite and what modifies it names nothing: 'someone in the family', 'someone who looks after the trail',
+# 'something to do with the weather' (a name or a number in it does: 'someone called Ines Moreau')
+INDEFINITE = re.compile(r"\b(?:someone|somebody|something|somewhere|anyone|anybody|anything|anywhere|whoever|"
+                        r"whatever|wherever)\b[^.,;:!?]*", re.IGNORECASE)
+DEPENDS = re.compile(r"^\W*(?:well,? )?(?:it|that) (?:all |really |just )?depends\b")  # 'It depends on your issue.'
 FILLER = re.compile(r"\W*(?:(?:hmm+|well|ok(?:ay)?|so|right|sure|let me think|let's see|great question|good question|"
                     r"interesting question|that's a good question)\W*)+")
 MADE_WORDS = 0.5  # fewer known words than this share: letters that make no words
@@ -367,6 +373,8 @@ def non_answer(q, r, polarity=None) -> str | None:
         return "says a thing is itself"
     if re.search(r":\W*$", text) and len(re.findall(r"\w+", re.split(r"[.!?]\s", text)[-1])) <= 5:
         return "stops before the answer"  # 'Answer:', 'Vehicle:', 'Sure! Here is the answer:'
+    if said and all(DEPENDS.search(x.lower()) for x in said) and not r.quantities and not r.entities:
+        return "does not commit"
     if q is not None and _evasive(q, r, polarity):
         return "only repeats the question's words"
     if q is not None and COUNT_QUESTION.search(q.text.lower()) and not r.quantities \
@@ -430,7 +438,10 @@ def _evasive(q, r, polarity=None) -> bool:
         return False  # 'Nobody.' answers 'Who saw him?'
     about = re.match(r"\W*(?:the|this) ([\w-]+) (?:mentions|mentioned|describes|talks about|refers to|discusses)\b",
                      r.text.lower())  # 'The report mentions the treasurer.': the report is the source, not an answer
-    new = [w for w in _new_words(q, r) if w not in GENERIC and not (about and same_word(w, about.group(1)))]
+    vague = {w.lower() for m in INDEFINITE.finditer(r.text) if not re.search(r"\d|(?<!^)\b[A-Z]", m.group())
+             for w in re.findall(r"[A-Za-z]+", m.group())}
+    new = [w for w in _new_words(q, r) if w not in GENERIC and not (about and same_word(w, about.group(1)))
+           and not any(same_word(w, v) for v in vague)]
     asked = {x.value for x in quantities(q.text)}
     return not new and not [x for x in r.quantities if x.value not in asked] and not r.closed
 
