@@ -499,7 +499,9 @@ def _clock_phrase(words: list[str], i: int) -> tuple[tuple[float, float], int] |
 
 CLOSED_CLASSES = {
     "colour": {"red", "orange", "yellow", "green", "blue", "purple", "violet", "pink", "brown", "black", "white",
-               "gray", "silver", "gold", "golden", "beige", "turquoise", "crimson", "scarlet", "navy"},
+               "gray", "silver", "gold", "golden", "beige", "turquoise", "crimson", "scarlet", "navy", "amber", "cream",
+               "ivory", "teal", "maroon", "olive", "lilac", "lavender", "mauve", "cyan", "magenta", "bronze", "copper",
+               "tan", "khaki", "charcoal", "indigo", "emerald", "burgundy", "rust", "peach", "coral", "mustard"},
     "month": {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
               "november", "december"},
     "weekday": {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"},

@@ -87,6 +87,16 @@ def outcome(oracle, question, a, b):
     ("Who is the treasurer?", "Someone who looks after the money.", "Lena Vogt.", DIFFER),
     ("Who is the treasurer?", "Someone called Lena Vogt.", "Lena Vogt.", AGREE),
     ("How much money did they raise?", "The amount is not given.", "It depends, but about 240 euros.", DIFFER),
+    # to 'when', 'how long', 'where' and 'what colour', an answer with no time, amount, place or colour gives nothing
+    ("When did the club meet?", "The club met to play chess.", "It took a while.", NO_ANSWER),
+    ("When did the club meet?", "The club met to play chess.", "On Thursday.", DIFFER),
+    ("How long did the games last?", "After the library closed.", "Until the library closed.", AGREE),
+    ("Where did the club meet?", "The club is very friendly.", "The meeting was about new boards.", NO_ANSWER),
+    ("What colour are the new boards?", "The boards are made of wood.", "Amber.", DIFFER),
+    # a thing said to be itself, whatever follows; a hedge that still gives the amount
+    ("Who is the treasurer?", "The treasurer is the treasurer of the Riverside club.",
+     "That's not something I can tell from the story.", NO_ANSWER),
+    ("How much money did they raise?", "I'm not certain, but I think 240 euros.", "240 euros", AGREE),
     # a place is no answer to 'who'; a list against only part of it differs
     ("Who won the trophy?", "Omar Haddad.", "The best player won it in the library at Riverside.", DIFFER),
     ("Who spoke at the meeting?", "Omar Haddad and Lena Vogt.", "Lena Vogt and Omar Haddad.", AGREE),

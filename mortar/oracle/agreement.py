@@ -43,6 +43,7 @@ NOT_TOLD = re.compile(r"\b(?:it|that|this)(?:'s not| is not| was not|'s never| i
                       r"|\b(?:no ?one|nobody) (?:knows|says|tells|said)\b"
                       r"|\bhard to (?:say|tell)\b|\bno (?:way|means) to (?:say|tell|know)\b"
                       r"|\b(?:have|had|got) no (?:idea|clue)\b"
+                      r"|\b(?:not something|nothing) (?:i|we) can (?:tell|say|answer)\b"
                       r"|\bplease (?:check|consult|contact|ask|visit|see|refer to)\b"  # sends the asker elsewhere
                       r"|^\W*(?:the|this|that|these|those) \w+ (?:doesn't|does not|didn't|did not|don't|do not) "
                       r"(?:say|tell|mention|specify)\b|\bgives? no answer\b|^\W*who knows\b")
@@ -52,6 +53,10 @@ NOT_TOLD_LIKE = ("I don't know.", "The text does not say.", "It is not mentioned
 NOT_TOLD_COSINE, NOT_TOLD_WORDS = 0.65, 6
 TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?(\w+(?: \w+){0,3}) (?:is|was|are|were|will be|should be|must be) "
                        r"(?:just |only |still )?(?:the |a |an )?\1\W*$", re.IGNORECASE)  # 'The ferry was the ferry.'
+# the subject's noun again as the head of what it is said to be, whatever follows: 'The captain is the captain of the
+# ship.', 'The gauge is the gauge you get after blocking.'
+RESTATED = re.compile(r"^\W*(?:[\w'-]+ ){0,5}?([a-z]{3,}) (?:is|was|are|were|will be) (?:just |only |still |simply )?"
+                      r"(?:the|a|an|his|her|their|its) (?:[\w'-]+ ){0,2}?\1\b", re.IGNORECASE)
 GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", "someone", "somewhere", "lot",
            # talk about the text, not from it: 'He is a person mentioned in the text.', 'The letter mentions the move.'
            "text", "story", "passage", "article", "letter", "document", "mention", "describe", "refer", "talk",
@@ -356,7 +361,8 @@ def non_answer(q, r, polarity=None) -> str | None:
     words = re.findall(r"[a-z0-9]+(?:'[a-z]+)?", text.lower())
     if not words:
         return "is empty"
-    if r.unknown or NOT_TOLD.search(text.lower().replace("’", "'")):
+    hedged = re.search(r"\bbut\b", text.lower()) and (r.quantities or r.entities)  # 'Not sure, but 30 days.'
+    if (r.unknown and not hedged) or NOT_TOLD.search(text.lower().replace("’", "'")):
         return "says the story does not tell"
     parts = [normalize_text(p) for p in re.split(r"[.,;:!?\n]+|\band\b", text) if normalize_text(p)]
     if len(parts) >= 3 and Counter(parts).most_common(1)[0][1] >= max(3, len(parts) / 2):
@@ -369,7 +375,7 @@ def non_answer(q, r, polarity=None) -> str | None:
     if q is not None and normalize_text(text) == normalize_text(q.text):
         return "copies the question"
     said = [s for s in sentences if not FILLER.fullmatch(s.lower())]  # 'Hmm, let me think.' says nothing
-    if said and all(TAUTOLOGY.search(s) for s in said):
+    if said and all(TAUTOLOGY.search(s) or (RESTATED.search(s) and not re.search(r"\d", s)) for s in said):
         return "says a thing is itself"
     if re.search(r":\W*$", text) and len(re.findall(r"\w+", re.split(r"[.!?]\s", text)[-1])) <= 5:
         return "stops before the answer"  # 'Answer:', 'Vehicle:', 'Sure! Here is the answer:'
@@ -382,6 +388,15 @@ def non_answer(q, r, polarity=None) -> str | None:
         # on the question's topic without a number: 'They bake bread for cafés all over the county.' to 'How many
         # cafés …?' (an answer about something else is an answer, a wrong one)
         return "gives no number"
+    if q is not None and q.numeric and not COUNT_QUESTION.search(q.text.lower()) and not r.quantities \
+            and not QUANTIFIER.search(text.lower()) and not TIME_WORDS.search(text.lower()):
+        # 'When …?', 'How long …?', 'What time …?' answered with no number and no time: 'It took a while.', 'The
+        # talk is about her life.', 'Night skiing is on the Larchwood trail.'
+        return "gives no time or amount"
+    if q is not None and q.wh == "where" and not r.entities and not PLACE_WORDS.search(INDEFINITE.sub("", text.lower())):
+        return "gives no place"  # 'The old bath is cast iron and quite heavy.' to 'Where will the bath be taken?'
+    if q is not None and re.search(r"\bwhat colou?rs?\b", q.text.lower()) and "colour" not in r.closed:
+        return "gives no colour"  # 'She wears the usual uniform.' to 'What colour are her overalls?'
     return None
 
 
@@ -394,6 +409,19 @@ QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|all|every|each|b
                         r"millions|couple|single|only one|twice|double)\b")
 
 
+# what answers 'when', 'how long', 'how often' without a number: a day, a month, a season, a part of the day, a
+# time relative to something ('after the storm', 'two weeks ago'), a rate in a word
+TIME_WORDS = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekends?|weekdays?|"
+                        r"january|february|march|april|may|june|july|august|september|october|november|december|"
+                        r"spring|summer|autumn|fall|winter|morning|afternoon|evening|night|noon|midday|midnight|dawn|"
+                        r"dusk|sunrise|sunset|tonight|today|tomorrow|yesterday|now|daily|weekly|fortnightly|monthly|"
+                        r"yearly|annually|hourly|nightly|always|never|rarely|seldom|"
+                        r"after|before|until|till|since|during|(?<!a )while|once|ago|when)\b")  # not 'a while'
+# what answers 'where' without a name: a place preposition or a place adverb
+PLACE_WORDS = re.compile(r"\b(?:in|at|on|to|from|near|under|behind|inside|outside|into|onto|beside|next|across|along|"
+                         r"through|over|above|below|between|around|by|beneath|opposite|past|toward|towards|within|"
+                         r"here|there|home|abroad|upstairs|downstairs|away|back|nowhere|everywhere|north|south|east|"
+                         r"west|left|right|up|down)\b")
 _WORD = re.compile(r"[\w']+")
 _UNIT_WORDS = ((re.compile(r"\bmph\b|\bmiles an hour\b", re.IGNORECASE), "miles per hour"),
                (re.compile(r"\bkm/h\b|\bkph\b|\bkmh\b", re.IGNORECASE), "kilometres per hour"),
