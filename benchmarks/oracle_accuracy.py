@@ -44,6 +44,13 @@ agreement_pairs_heldout5 excepted). Answer@0.5 on them, at the start of that day
 agreement_pairs_heldout5 "they differ" precision 0.681 → 0.750 (recall 0.899 → 0.913), agreement_pairs_heldout6 0.873
 (first reading, after the rules); answer_pairs_heldout5 bug precision / recall 0.821 / 0.899 → 0.877 / 0.912,
 answer_pairs_heldout6 0.865 / 0.940 (first reading).
+
+Written on 2026-11-27 the same way, ten genres each, with non-answers made to look like answers: the development file
+agreement_pairs_dev8 (snow report, vet's note, traffic update, knitting pattern, museum announcement, consent letter,
+allergy notice, chess newsletter, science fiction, plumber's quote) and the held-out agreement_pairs_heldout7
+(lighthouse log, tasting note, library policy, transfer column, campsite rules, podcast summary, lost-cat poster, tax
+letter, bedtime story, delay apology), read as totals only: "they differ" precision / recall 0.521 / 0.787 at the start
+of that day, 0.617 / 0.787 after its rules (non-answer pairs found 0.10 → 0.41).
 """
 
 from __future__ import annotations
@@ -70,7 +77,8 @@ DEFAULT_FILES = [DATA / f"answer_pairs_{name}.jsonl" for name in ("dev", "heldou
 HELD_OUT = {"heldout3", "independent", "heldout5", "heldout6"}
 AGREEMENT_FILES = [DATA / f"agreement_pairs_{name}.jsonl" for name in ("dev", "holdout", "heldout2", "heldout3",
                                                                         "heldout4", "dev5", "dev6", "dev7",
-                                                                        "independent", "heldout5", "heldout6")]
+                                                                        "independent", "heldout5", "heldout6",
+                                                                        "dev8", "heldout7")]
 KINDS = ("gold", "wordy", "paraphrase", "wrong_entity", "long_wrong", "unknown")
 
 

@@ -68,7 +68,8 @@ GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", 
 # 'something to do with the weather' (a name or a number in it does: 'someone called Ines Moreau')
 INDEFINITE = re.compile(r"\b(?:someone|somebody|something|somewhere|anyone|anybody|anything|anywhere|whoever|"
                         r"whatever|wherever)\b[^.,;:!?]*", re.IGNORECASE)
-DEPENDS = re.compile(r"^\W*(?:well,? )?(?:it|that) (?:all |really |just )?depends\b")  # 'It depends on your issue.'
+# 'It depends on your issue.', 'That comes down to what you have.'
+DEPENDS = re.compile(r"^\W*(?:well,? )?(?:it|that) (?:all |really |just )?(?:depends|comes down to|varies)\b")
 FILLER = re.compile(r"\W*(?:(?:hmm+|well|ok(?:ay)?|so|right|sure|let me think|let's see|great question|good question|"
                     r"interesting question|that's a good question)\W*)+")
 MADE_WORDS = 0.5  # fewer known words than this share: letters that make no words
