@@ -127,6 +127,16 @@ def _kinds(offset: int, depth: int) -> dict[int, int]:
 
 
 @lru_cache(maxsize=20000)
+def names_an_agent(lemma: str) -> bool:
+    """The noun's most frequent sense is a living thing or a social group ('fisherman', 'aunt', 'dog', 'police',
+    'committee'): something that can be the answer to 'who'."""
+    index = _index("noun")
+    agents = {o for w in ("organism", "social_group") for o in index.get(w, ())[:1]}
+    found = index.get(lemma.lower().replace(" ", "_"), ())
+    return bool(found) and (found[0] in agents or bool(agents & _kinds(found[0], 12).keys()))
+
+
+@lru_cache(maxsize=20000)
 def kind_in_common(a: str, b: str, depth: int = 2) -> str | None:
     """The nearest kind of thing two nouns name different members of ('room' for 'attic' and 'cellar', 'health
     professional' for 'nurse' and 'doctor'), by their most frequent senses; None when they share a sense (synonyms),

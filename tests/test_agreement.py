@@ -93,6 +93,9 @@ def outcome(oracle, question, a, b):
     ("How long did the games last?", "After the library closed.", "Until the library closed.", AGREE),
     ("Where did the club meet?", "The club is very friendly.", "The meeting was about new boards.", NO_ANSWER),
     ("What colour are the new boards?", "The boards are made of wood.", "Amber.", DIFFER),
+    # to 'who', an answer with no name and no noun for someone or some group names nobody
+    ("Who is the treasurer?", "The treasurer was at the library all evening.", "I don't know.", NO_ANSWER),
+    ("Who won the trophy?", "The trophy went home that night.", "The club's best player won it.", DIFFER),
     # a thing said to be itself, whatever follows; a hedge that still gives the amount
     ("Who is the treasurer?", "The treasurer is the treasurer of the Riverside club.",
      "That's not something I can tell from the story.", NO_ANSWER),

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from mortar.answers import CLOCK, MONEY, first_loop, normalize_text, quantities, same_word
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
-from mortar.wordnet import WordNetMissing, senses
+from mortar.wordnet import WordNetMissing, names_an_agent, senses
 
 AGREE, DIFFER, NO_ANSWER = "agree", "differ", "no answer"
 NAME_QUESTIONS = ("who", "whom", "whose", "which")  # the answer is a name, in whatever sentence it stands
@@ -394,6 +394,10 @@ def non_answer(q, r, polarity=None) -> str | None:
         # 'When …?', 'How long …?', 'What time …?' answered with no number and no time: 'It took a while.', 'The
         # talk is about her life.', 'Night skiing is on the Larchwood trail.'
         return "gives no time or amount"
+    if q is not None and q.wh in ("who", "whom") and not r.entities and not EVERYONE.search(text.lower()) \
+            and not _capitalised(FILLER.sub(" ", text)) \
+            and not any(names_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
+        return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
     if q is not None and q.wh == "where" and not r.entities and not PLACE_WORDS.search(INDEFINITE.sub("", text.lower())):
         return "gives no place"  # 'The old bath is cast iron and quite heavy.' to 'Where will the bath be taken?'
     if q is not None and re.search(r"\bwhat colou?rs?\b", q.text.lower()) and "colour" not in r.closed:
@@ -418,6 +422,8 @@ TIME_WORDS = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday
                         r"dusk|sunrise|sunset|tonight|today|tomorrow|yesterday|now|daily|weekly|fortnightly|monthly|"
                         r"yearly|annually|hourly|nightly|always|never|rarely|seldom|"
                         r"after|before|until|till|since|during|(?<!a )while|once|ago|when)\b")  # not 'a while'
+# who answers 'who' without a name or a noun for one
+EVERYONE = re.compile(r"\b(?:everyone|everybody|nobody|no one|none|neither|(?:all|both|each) of|i|we|me|us|you)\b")
 # what answers 'where' without a name: a place preposition or a place adverb
 PLACE_WORDS = re.compile(r"\b(?:in|at|on|to|from|near|under|behind|inside|outside|into|onto|beside|next|across|along|"
                          r"through|over|above|below|between|around|by|beneath|opposite|past|toward|towards|within|"
@@ -454,6 +460,13 @@ def without_loop(text: str) -> tuple[str, str | None]:
     head = text[:spans[i + size - 1][0] + ends_sentence]
     ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", head)]
     return (head[:ends[-1]] if ends else head), None  # back to the last whole sentence
+
+
+def _capitalised(text: str) -> list[str]:
+    """Words written with a capital that are no stop words: names the parser may have missed ('Blaze could …')."""
+    from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's English stop list (spaCy is loaded with the parse)
+
+    return [w for w in re.findall(r"\b[A-Z][\w'-]*", text) if w.lower() not in STOP_WORDS]
 
 
 def _evasive(q, r, polarity=None) -> bool:
