@@ -292,6 +292,10 @@ def quantities(text: str) -> list[Quantity]:
                                or words[i - 1] in ("times", "per", "every", "each")
                                or _digits(words[i - 1]) is not None or _is_number_word(words[i - 1]))):
                 value = 1.0  # 'an hour and a half', 'a week' (not 'twice a day')
+            elif w in ("next", "whole", "entire", "coming", "following") and i + 1 < len(words) \
+                    and words[i + 1] in SPAN_UNITS and i > 1 and words[i - 1] == "the" \
+                    and words[i - 2] in ("for", "over", "during", "within", "throughout"):
+                value = 1.0  # 'for the next fortnight', 'over the whole week': a span of one
             elif w == "one" and (i > 0 and (words[i - 1] in ONE_PRONOUN_BEFORE or _digits(words[i - 1]) is not None)):
                 value = None  # "the one about electricity", "the 3rd one"
             elif w in ORDINALS and not (w == "second" and i > 0 and words[i - 1] in ("a", "per")):
