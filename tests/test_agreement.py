@@ -97,9 +97,6 @@ def outcome(oracle, question, a, b):
     # to 'who', an answer with no name and no noun for someone or some group names nobody
     ("Who is the treasurer?", "The treasurer was at the library all evening.", "I don't know.", NO_ANSWER),
     ("Who won the trophy?", "The trophy went home that night.", "The club's best player won it.", DIFFER),
-    # to 'what is the name of …', an answer with no name in it gives none
-    ("What is the name of the trophy?", "The winner's name goes on it.", "The trophy has a name on it.", NO_ANSWER),
-    ("What is the treasurer's name?", "Her name is Lena Vogt.", "Lena Vogt.", AGREE),
     # a thing said to be itself, whatever follows; a hedge that still gives the amount
     ("Who is the treasurer?", "The treasurer is the treasurer of the Riverside club.",
      "That's not something I can tell from the story.", NO_ANSWER),

@@ -398,10 +398,6 @@ def non_answer(q, r, polarity=None) -> str | None:
             and not _capitalised(FILLER.sub(" ", text)) \
             and not any(names_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
         return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
-    if q is not None and q.wh == "what" and re.search(r"\bname\b|\bcalled\b", q.text.lower()) \
-            and not [w for w in _capitalised(FILLER.sub(" ", text)) if w.lower() not in q.text.lower().split()
-                     and not TIME_WORDS.fullmatch(w.lower())]:
-        return "gives no name"  # 'The winner's name goes on it.' to 'What is the name of the trophy?'
     if q is not None and q.wh == "where" and not r.entities and not PLACE_WORDS.search(INDEFINITE.sub("", text.lower())):
         return "gives no place"  # 'The old bath is cast iron and quite heavy.' to 'Where will the bath be taken?'
     if q is not None and re.search(r"\bwhat colou?rs?\b", q.text.lower()) and "colour" not in r.closed:
