@@ -20,10 +20,10 @@ by spaCy and their tokens aligned; the gate reports the first constraint that re
   least half its tagged uses) and be common (``wordfreq``: a Zipf frequency of 3, once per million words).
   Light verbs ("do", "make", "get" …) and the words of a phrasal verb or compound noun are never swapped.
 - ``inserted word``: an insertion adds only an emphasis adverb ("actually", "really"), right before the main
-  verb of a wh-question without negation (``emphasis_gap``): an inserted adjective or noun restricts the referent ("his older brother"), an
-  adverb before an adjective changes it ("precisely red"), an adverb of manner says how the thing was done
-  ("precisely cool", "exactly repeat"), and under a negation it changes what is denied ("what couldn't he
-  truly do").
+  verb of a wh-question without negation (``emphasis_gap``): an inserted adjective or noun restricts the
+  referent ("his older brother"), an adverb before an adjective changes it ("precisely red"), an adverb of
+  manner says how the thing was done ("precisely cool", "exactly repeat"), and under a negation it changes
+  what is denied ("what couldn't he truly do").
 - ``story sentences``: the question does not lead to other story sentences than the original led to
   (``mortar.story_support.pointed_sentences``).
 - ``cosine``: the sentence-embedding cosine to the original stays at the method's bar (the paper's filter).

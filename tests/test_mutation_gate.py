@@ -110,7 +110,8 @@ def test_an_insertion_may_only_add_an_emphasis_adverb(gate):
     assert reason(gate, WI, base, "What does her uncle actually ride now?") is None
     # an adverb of manner says how it was done ("precisely cool" is cool with precision)
     assert reason(gate, ADD, "How long did the pie cool?", "How long did the pie precisely cool?") == "inserted word"
-    assert reason(gate, WI, "What did her uncle never ride?", "What did her uncle never really ride?") == "inserted word"
+    assert reason(gate, WI, "What did her uncle never ride?",
+                  "What did her uncle never really ride?") == "inserted word"
     assert reason(gate, ADD, "Which red van did he sell?", "Which truly red van did he sell?") in ("part of speech",
                                                                                                  "inserted word")
 

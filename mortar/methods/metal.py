@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass
 
 from mortar.dataset import Seed, TestCase
 from mortar.methods import Made, Making, Table, TestMethod, register_method
-from mortar.mutation_gate import (GATE_CHOICES, GATE_OFF, GATE_ON, NEUTRAL_WORDS, Gate, Mutation, emphasis_gap, make_gate,
-                                  swap_options)
+from mortar.mutation_gate import (GATE_CHOICES, GATE_OFF, GATE_ON, NEUTRAL_WORDS, Gate, Mutation, emphasis_gap,
+                                  make_gate, swap_options)
 from mortar.perturb import case_rng
 from mortar.relations import DIRECTION, Relation, matches_reference, register_relation
 from mortar.settings import setting

@@ -398,7 +398,8 @@ def non_answer(q, r, polarity=None) -> str | None:
             and not _capitalised(FILLER.sub(" ", text)) \
             and not any(names_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
         return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
-    if q is not None and q.wh == "where" and not r.entities and not PLACE_WORDS.search(INDEFINITE.sub("", text.lower())):
+    if q is not None and q.wh == "where" and not r.entities \
+            and not PLACE_WORDS.search(INDEFINITE.sub("", text.lower())):
         return "gives no place"  # 'The old bath is cast iron and quite heavy.' to 'Where will the bath be taken?'
     if q is not None and re.search(r"\bwhat colou?rs?\b", q.text.lower()) and "colour" not in r.closed:
         return "gives no colour"  # 'She wears the usual uniform.' to 'What colour are her overalls?'
