@@ -72,6 +72,7 @@ def outcome(oracle, question, a, b):
     ("How many boards did they buy?", "A lot of boards were bought.", "Some boards.", NO_ANSWER),  # no amount
     ("How many boards did they buy?", "None.", "They bought zero boards.", AGREE),
     ("How many boards did they buy?", "The shop down the road sells toys.", "I am not sure.", NO_ANSWER),
+    ("How many boards did they buy?", "They sent boards all across the county.", "Red means red.", NO_ANSWER),
     ("What did the club buy?", "Sure! Here is the answer:", "I'm sorry, I don't understand the question.", NO_ANSWER),
     ("When will the boards arrive?", "Sometime soon, I think.", "The boards will arrive in due course.", NO_ANSWER),
     ("When will the boards arrive?", "Sometime soon, I think.", "On Friday.", DIFFER),

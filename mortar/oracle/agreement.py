@@ -51,8 +51,9 @@ NOT_TOLD = re.compile(r"\b(?:it|that|this)(?:'s not| is not| was not|'s never| i
 NOT_TOLD_LIKE = ("I don't know.", "The text does not say.", "It is not mentioned.", "No idea.", "It's not clear.",
                  "I can't tell.")
 NOT_TOLD_COSINE, NOT_TOLD_WORDS = 0.65, 6
-TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?(\w+(?: \w+){0,3}) (?:is|was|are|were|will be|should be|must be) "
-                       r"(?:just |only |still )?(?:the |a |an )?\1\W*$", re.IGNORECASE)  # 'The ferry was the ferry.'
+TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?(\w+(?: \w+){0,3}) (?:is|was|are|were|will be|should be|must be|"
+                       r"means|meant) (?:just |only |still )?(?:the |a |an )?\1\W*$",
+                       re.IGNORECASE)  # 'The ferry was the ferry.', 'Orange means orange.'
 # the subject's noun again as the head of what it is said to be, whatever follows: 'The captain is the captain of the
 # ship.', 'The gauge is the gauge you get after blocking.'
 RESTATED = re.compile(r"^\W*(?:[\w'-]+ ){0,5}?([a-z]{3,}) (?:is|was|are|were|will be) (?:just |only |still |simply )?"
@@ -63,7 +64,9 @@ GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", 
            "discuss", "information", "detail",
            # words that commit to nothing: 'Sometime soon, I think.', 'at a place to be announced', 'in due course'
            "soon", "sometime", "someday", "later", "eventually", "somebody", "something", "somehow", "probably",
-           "maybe", "perhaps", "possibly", "think", "guess", "believe", "announce", "due", "course", "various"}
+           "maybe", "perhaps", "possibly", "think", "guess", "believe", "announce", "due", "course", "various",
+           # a purpose or a reason named without one: 'It is used for the purpose of the assay.'
+           "purpose", "reason"}
 # an indefinite and what modifies it names nothing: 'someone in the family', 'someone who looks after the trail',
 # 'something to do with the weather' (a name or a number in it does: 'someone called Ines Moreau')
 INDEFINITE = re.compile(r"\b(?:someone|somebody|something|somewhere|anyone|anybody|anything|anywhere|whoever|"
@@ -408,8 +411,9 @@ COUNT_QUESTION = re.compile(r"\bhow many\b|\bhow much (?!(?:do|does|did|is|was|a
                             r"had|should|must)\b)\w+|\bhow much\b.*\b(?:cost|costs|pay|paid|charge|charged|spend|"
                             r"spent|weigh|weighs|worth|earn|earned|raise|raised)\b")
 # a definite amount answers a count; 'some', 'a lot', 'several' do not ('A lot of people had to leave.')
-QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|all|every|each|both|half|dozens|hundreds|thousands|"
-                        r"millions|couple|single|only one|twice|double)\b")
+QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|all(?! (?:across|over|around|along|through|the way))|"
+                        r"every|each|both|half|dozens|hundreds|thousands|millions|couple|single|only one|twice|"
+                        r"double)\b")  # 'all across the county' says where, not how many
 
 
 # what answers 'when', 'how long', 'how often' without a number: a day, a month, a season, a part of the day, a
