@@ -65,7 +65,7 @@ def test_answer_oracle_flags_bugs_on_the_development_pairs_at_least_as_well_as_r
 # two-answer agreement against the development pairs written in other genres (agreement_pairs_dev5 to _dev7, every 2nd
 # pair): precision and recall of "they differ" as `benchmarks/oracle_accuracy.py` counts them
 AGREEMENT_DEV_FILES = ("dev5", "dev6", "dev7")
-AGREEMENT_DEV_DIFFER_PRECISION = 0.892
+AGREEMENT_DEV_DIFFER_PRECISION = 0.901
 AGREEMENT_DEV_DIFFER_RECALL = 0.892
 
 
