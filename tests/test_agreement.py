@@ -41,6 +41,10 @@ def outcome(oracle, question, a, b):
     # yes/no said differently
     ("Did anyone from Hillcrest come?", "No.", "Nobody from Hillcrest turned up.", AGREE),
     ("Did anyone from Hillcrest come?", "No, nobody came.", "Yes, two players came.", DIFFER),
+    # a verb that says it did not happen is a no, unless the question asks about that verb
+    ("Did Omar agree to play again?", "He declined for now.", "No, he said he would think about it.", AGREE),
+    ("Did Omar win the last game?", "He lost it.", "Yes, he won.", DIFFER),
+    ("Did Lena refuse the money?", "She refused it.", "Yes.", AGREE),
     # both wrong in the same way agree
     ("Where did the club meet?", "In the school hall.", "They met in the school hall.", AGREE),
     # lists in another order

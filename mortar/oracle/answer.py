@@ -272,6 +272,8 @@ class AnswerJudge:
                 if w.startswith(prefix) and len(w) > len(prefix) + 3 and \
                         any(same_word(w[len(prefix):], v) for v in verbs):
                     return "no"
+        if c.root in REFUSING and not c.has_negation and q is not None and not (q.verbs & REFUSING):
+            return "no"  # 'He declined for now.' to 'Did he agree?', 'They lost.' to 'Did they win?'
         if c.root in PROFORMS and c.n_tokens <= 6:
             return "yes"  # an echo: 'He did.', 'She was.'
         if q is not None and any(same_word(c.root, v) for v in verbs) and not c.has_negation:
@@ -652,6 +654,10 @@ OPPOSITE_PLACES = (("above", "below"), ("before", "after"), ("over", "under"), (
 
 PRICE_QUESTION = re.compile(r"\bhow much\b.*\b(?:cost|costs|pay|pays|paid|charge|charged|price|fee|entry|ticket)\b"
                             r"|\bwhat (?:is|was|does|do) (?:the )?(?:price|fee|cost|charge)\b|\bhow much is\b")
+
+
+# verbs that say the thing asked about did not happen, whatever it was
+REFUSING = frozenset({"decline", "refuse", "reject", "deny", "fail", "forget", "neglect", "lose", "miss"})
 
 
 def _costs_nothing(r) -> bool:
