@@ -67,6 +67,9 @@ def outcome(oracle, question, a, b):
     ("How many boards did they buy?", "They bought boards for the club.", "The text does not say.", NO_ANSWER),
     ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),
     ("How long will the boards be on loan?", "For two weeks.", "For the next fortnight.", AGREE),
+    # a rate said two ways
+    ("How often does the club meet?", "Once a fortnight.", "Every two weeks, in the library.", AGREE),
+    ("How often does the club meet?", "Every Thursday.", "Twice a week.", DIFFER),
     ("How much juice was left?", "half a litre", "500 ml", AGREE),
     ("What was the temperature in the library?", "19 °C", "Nineteen degrees Celsius.", AGREE),
     # talk about the text, a deferral, a label with nothing after it, a tautology after filler: no answer

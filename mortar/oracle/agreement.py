@@ -179,6 +179,11 @@ class AgreementJudge:
                 return Agreement(PASS, False, f"one says {pa or pb}, the other gives no yes or no")
         if q is not None and q.wh and _says_none(ra) and _says_none(rb):
             return Agreement(PASS, False, "both say none")  # 'Nobody.' and 'No one believed it.'
+        if q is not None and re.search(r"\bhow (?:often|frequently|regularly)\b", q.text.lower()):
+            xa, xb = rate(ra.text), rate(rb.text)  # 'once a fortnight' is 'every two weeks'
+            if xa and xb:
+                return Agreement(PASS, False, "the same rate") if abs(xa - xb) <= 0.01 * max(xa, xb) \
+                    else Agreement(FAIL, False, "different rates")
         if q is not None and (q.numeric or _measured(ra) & _measured(rb)):  # 'What will the maximum be?' '7 °C'
             numbers = _numbers(q, question, ra, rb)
             if numbers:
@@ -232,6 +237,41 @@ def _numbers(q, question, ra, rb) -> Agreement | None:
         return Agreement(PASS, False, f"the same number ({shown})")
     return Agreement(FAIL, False, f"different numbers ({', '.join(x.text for x in xs)}; "
                                   f"{', '.join(y.text for y in ys)})")
+
+
+_SECONDS = {"minute": 60, "hour": 3600, "day": 86400, "night": 86400, "week": 604800, "fortnight": 1209600,
+            "month": 2629800, "year": 31557600}
+_RATE_WORDS = {"hourly": "hour", "daily": "day", "nightly": "night", "weekly": "week", "fortnightly": "fortnight",
+               "monthly": "month", "yearly": "year", "annually": "year"}
+_TIMES = {"once": 1, "twice": 2, "thrice": 3}
+_UNIT = r"(minute|hour|day|night|week|fortnight|month|year)s?"
+_K_PER = re.compile(r"\b(once|twice|thrice|(\w+) times) (?:a|an|per|each|every) " + _UNIT + r"\b")
+_EVERY = re.compile(r"\bevery (?:(other|second|third|\w+) )?" + _UNIT + r"\b")
+
+
+def rate(text: str) -> float | None:
+    """How many times per second an answer says a thing happens ('once a fortnight', 'every two weeks', 'twice
+    weekly', 'daily'); None when it gives no rate."""
+    t = text.lower()
+    m = _K_PER.search(t)
+    if m:
+        k = _TIMES.get(m.group(1)) or _count(m.group(2))
+        return k / _SECONDS[m.group(3)] if k else None
+    m = _EVERY.search(t)
+    if m:
+        n = {"other": 2, "second": 2, "third": 3, None: 1}.get(m.group(1)) or _count(m.group(1))
+        return 1 / (n * _SECONDS[m.group(2)]) if n else None
+    if re.search(r"\bevery (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", t):
+        return 1 / _SECONDS["week"]
+    m = re.search(r"\b(?:(once|twice|thrice) )?(" + "|".join(_RATE_WORDS) + r")\b", t)
+    if m:
+        return _TIMES.get(m.group(1), 1) / _SECONDS[_RATE_WORDS[m.group(2)]]
+    return None
+
+
+def _count(word: str | None) -> float | None:
+    found = quantities(word) if word else []
+    return found[0].value if len(found) == 1 and found[0].dim is None else None
 
 
 def _measured(r) -> set[str]:
