@@ -17,6 +17,9 @@ from tests.conftest import ROOT, SAMPLE
 from tests.scripted_sut import ScriptedSUT
 
 ORIG_ID = original_case(load_dataset(SAMPLE).seeds[0]).test_case_id
+# another answer, of every kind a question may ask for (a number, a name, a place, a day): a non-answer would not
+# disagree with the first answer, only give nothing
+NOISY = "Seven, said Anna Berg in Vienna on Monday"
 
 
 class NoisySUT(ScriptedSUT):
@@ -31,7 +34,7 @@ class NoisySUT(ScriptedSUT):
 
     def answer(self, conversation) -> str:
         if conversation.sample and conversation.question == self.noisy_question:
-            return "A purple elephant sang opera in Vienna"
+            return NOISY
         return super().answer(conversation)
 
 
@@ -72,7 +75,7 @@ def test_detections_on_a_question_with_disagreeing_orig_answers_are_unstable(run
     assert unstable == {k for k, c in after.items() if c.violated and c.source_round == chosen.source_round}
     # the repeated answers are stored, the noisy one at the chosen question's position
     position = chosen.source_round  # ORIG asks the seed's rounds in order
-    assert samples[position] == ["A purple elephant sang opera in Vienna"]
+    assert samples[position] == [NOISY]
     assert len(samples) == max(samples) and all(len(v) == 1 for v in samples.values())
 
 
@@ -124,7 +127,7 @@ def test_the_inspector_and_the_violations_page_show_the_noise_floor(runs, monkey
     monkeypatch.setenv("MORTAR_DB", str(path))
     at = app("inspector", inspect=(twice.run_id, chosen.check_id))
     warning = " ".join(w.value for w in at.warning)
-    assert "Unstable" in warning and "A purple elephant sang opera in Vienna" in warning
+    assert "Unstable" in warning and NOISY in warning
 
     at = app("violations", current_run=twice.run_id)
     question = load_dataset(SAMPLE).seeds[0].round(chosen.source_round).question
