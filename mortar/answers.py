@@ -356,6 +356,9 @@ def quantities(text: str) -> list[Quantity]:
                 unit, meridiem = CLOCK[0], words[j] if words[j] in ("am", "pm") else None
                 j += 1
             elif re.fullmatch(r"[a-z]{3,}", words[j]) and words[j] not in _NOT_NOUNS and not _is_number_word(words[j]):
+                if value > 1 and not words[j].endswith("s") and j + 1 < len(words) \
+                        and re.fullmatch(r"[a-z]{3,}s", words[j + 1]) and words[j + 1] not in _NOT_NOUNS:
+                    j += 1  # 'a dozen small plums', 'twelve ripe plums': what is counted is the plural after
                 noun = _singular(words[j])
         part_of_day = _part_of_day(words, j)
         if unit is None and noun is None and 0 < value <= 12 and value == int(value) and part_of_day:

@@ -67,6 +67,8 @@ def outcome(oracle, question, a, b):
     ("How many boards did they buy?", "They bought boards for the club.", "The text does not say.", NO_ANSWER),
     ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),
     ("How long will the boards be on loan?", "For two weeks.", "For the next fortnight.", AGREE),
+    # what is counted is the plural after an adjective
+    ("How many boards did they buy?", "A dozen new boards.", "They bought 12 boards.", AGREE),
     # a rate said two ways
     ("How often does the club meet?", "Once a fortnight.", "Every two weeks, in the library.", AGREE),
     ("How often does the club meet?", "Every Thursday.", "Twice a week.", DIFFER),
