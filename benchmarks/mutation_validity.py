@@ -68,16 +68,23 @@ def table(name: str, pairs: list[dict], kept: list[bool], baseline: list[bool]) 
                   f"{share(len(b), len(ks)):>12} {share(sum(pairs[k]['same_meaning'] for k in b), len(b)):>9}")
 
 
+def read_pairs(name: str) -> list[dict]:
+    return [json.loads(line) for line in SETS[name].read_text().splitlines() if line.strip()]
+
+
+def kept_by(gate, pairs: list[dict], texts: dict[str, str]) -> list[bool]:
+    """Per labelled pair, whether the gate keeps its mutation."""
+    mutations = [Mutation(p["operator"], p["original"], p["mutated"], texts[p["story_id"]]) for p in pairs]
+    return [why is None for why in gate.reasons(mutations)]
+
+
 def main() -> None:
     nlp, embeddings, texts = load_nlp().nlp, Embeddings(), stories()
     gate = make_gate(nlp, embeddings, METAL_REVERT_BELOW, GATE_ON)
     cosine_only = make_gate(nlp, embeddings, METAL_REVERT_BELOW, GATE_OFF)
-    for name, path in SETS.items():
-        pairs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        mutations = [Mutation(p["operator"], p["original"], p["mutated"], texts[p["story_id"]]) for p in pairs]
-        kept = [why is None for why in gate.reasons(mutations)]
-        baseline = [why is None for why in cosine_only.reasons(mutations)]
-        table(name, pairs, kept, baseline)
+    for name in SETS:
+        pairs = read_pairs(name)
+        table(name, pairs, kept_by(gate, pairs, texts), kept_by(cosine_only, pairs, texts))
     print("\nrejections per constraint (all sets):")
     for row in gate.rows():
         print("  " + ", ".join(f"{k.replace('rejected: ', '')} {v}" for k, v in row.items() if v))

@@ -393,8 +393,8 @@ def _fraction_of(words: list[str], i: int) -> tuple[float, str, float, int] | No
     return None
 
 
-_PERIOD_WORDS = {"hourly": "hour", "daily": "day", "nightly": "night", "weekly": "week", "fortnightly": "fortnight",
-                 "monthly": "month", "yearly": "year", "annually": "year", "annual": "year"}
+PERIOD_WORDS = {"hourly": "hour", "daily": "day", "nightly": "night", "weekly": "week", "fortnightly": "fortnight",
+                "monthly": "month", "yearly": "year", "annually": "year", "annual": "year"}
 _PERIOD = re.compile(r"\b(?:(?:once|twice|thrice|times|\d[\d,.]*|[a-z]+s|pound|dollar|euro|penny|cent) "
                      r"(?:a|an|per|every|each)|per|every|each) (hour|day|night|week|fortnight|month|year)\b"
                      r"|\b(hourly|daily|nightly|weekly|fortnightly|monthly|yearly|annually|annual)\b")
@@ -405,7 +405,7 @@ def periods(text: str) -> dict[str, bool]:
     was said in one word ('weekly' means once a week)."""
     found: dict[str, bool] = {}
     for m in _PERIOD.finditer(text.lower()):
-        period = m.group(1) or _PERIOD_WORDS[m.group(2)]
+        period = m.group(1) or PERIOD_WORDS[m.group(2)]
         found[period] = found.get(period, False) or bool(m.group(2))
     return found
 

@@ -216,13 +216,18 @@ def reads_as(word: str, pos: str, offset: int) -> bool:
     return share is None or share >= NEW_WORD_SHARE
 
 
-@lru_cache(maxsize=20000)
 def common(word: str) -> bool:
-    """The word is at least COMMON_ZIPF on the Zipf scale (log10 of uses per billion words, by ``wordfreq``): a
-    rarer synonym is one an ordinary reader may not know ("larceny", "motorcoach", "forenoon", "visitant")."""
+    """The word is at least COMMON_ZIPF on the Zipf scale: a rarer synonym is one an ordinary reader may not know
+    ("larceny", "motorcoach", "forenoon", "visitant")."""
+    return zipf(word) >= COMMON_ZIPF
+
+
+@lru_cache(maxsize=20000)
+def zipf(word: str) -> float:
+    """How common an English word is, by ``wordfreq``: log10 of its uses per billion words (0: unknown)."""
     from wordfreq import zipf_frequency  # its import takes a tenth of a second: only when a swap is judged
 
-    return zipf_frequency(word, "en") >= COMMON_ZIPF
+    return zipf_frequency(word, "en")
 
 
 SWAP_TAGS = {"NN", "NNS", "VB", "VBP", "VBZ", "JJ", "RB"}  # forms a synonym can be put in
@@ -403,12 +408,10 @@ def rarity_cost(r: Reading) -> float:
     """How many nats less likely the swapped-in words are than the words they replace, by their frequency alone
     (``wordfreq``'s Zipf scale is log10 of uses per billion): the part of an LM's drop that is no sign of a
     wrong sense or frame."""
-    from wordfreq import zipf_frequency  # its import takes a tenth of a second: only when a swap is judged
+    def zipfs(tokens) -> float:
+        return sum(zipf(t.text) for t in tokens)
 
-    def zipf(tokens) -> float:
-        return sum(zipf_frequency(t.text, "en") for t in tokens)
-
-    return sum(math.log(10) * (zipf(r.before[i1:i2]) - zipf(r.after[j1:j2])) for _, i1, i2, j1, j2 in r.edits)
+    return sum(math.log(10) * (zipfs(r.before[i1:i2]) - zipfs(r.after[j1:j2])) for _, i1, i2, j1, j2 in r.edits)
 
 
 class LikelihoodScorer:

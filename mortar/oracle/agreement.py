@@ -27,7 +27,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from mortar.answers import CLOCK, MONEY, first_loop, normalize_text, quantities, same_word
+from mortar.answers import (CLOCK, CLOSED_CLASSES, MONEY, MULTIPLES, PERIOD_WORDS, first_loop, normalize_text,
+                            quantities, same_word)
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
 from mortar.wordnet import WordNetMissing, names_an_agent, senses
@@ -241,9 +242,7 @@ def _numbers(q, question, ra, rb) -> Agreement | None:
 
 _SECONDS = {"minute": 60, "hour": 3600, "day": 86400, "night": 86400, "week": 604800, "fortnight": 1209600,
             "month": 2629800, "year": 31557600}
-_RATE_WORDS = {"hourly": "hour", "daily": "day", "nightly": "night", "weekly": "week", "fortnightly": "fortnight",
-               "monthly": "month", "yearly": "year", "annually": "year"}
-_TIMES = {"once": 1, "twice": 2, "thrice": 3}
+_WEEKDAY = "|".join(sorted(CLOSED_CLASSES["weekday"]))
 _UNIT = r"(minute|hour|day|night|week|fortnight|month|year)s?"
 _K_PER = re.compile(r"\b(once|twice|thrice|(\w+) times) (?:a|an|per|each|every) " + _UNIT + r"\b")
 _EVERY = re.compile(r"\bevery (?:(other|second|third|\w+) )?" + _UNIT + r"\b")
@@ -255,17 +254,17 @@ def rate(text: str) -> float | None:
     t = text.lower()
     m = _K_PER.search(t)
     if m:
-        k = _TIMES.get(m.group(1)) or _count(m.group(2))
+        k = MULTIPLES.get(m.group(1)) or _count(m.group(2))
         return k / _SECONDS[m.group(3)] if k else None
     m = _EVERY.search(t)
     if m:
         n = {"other": 2, "second": 2, "third": 3, None: 1}.get(m.group(1)) or _count(m.group(1))
         return 1 / (n * _SECONDS[m.group(2)]) if n else None
-    if re.search(r"\bevery (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", t):
+    if re.search(rf"\bevery (?:{_WEEKDAY})\b", t):
         return 1 / _SECONDS["week"]
-    m = re.search(r"\b(?:(once|twice|thrice) )?(" + "|".join(_RATE_WORDS) + r")\b", t)
+    m = re.search(r"\b(?:(once|twice|thrice) )?(" + "|".join(PERIOD_WORDS) + r")\b", t)
     if m:
-        return _TIMES.get(m.group(1), 1) / _SECONDS[_RATE_WORDS[m.group(2)]]
+        return MULTIPLES.get(m.group(1), 1) / _SECONDS[PERIOD_WORDS[m.group(2)]]
     return None
 
 
@@ -458,11 +457,11 @@ QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|all(?! (?:across
 
 # what answers 'when', 'how long', 'how often' without a number: a day, a month, a season, a part of the day, a
 # time relative to something ('after the storm', 'two weeks ago'), a rate in a word
-TIME_WORDS = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekends?|weekdays?|"
-                        r"january|february|march|april|may|june|july|august|september|october|november|december|"
-                        r"spring|summer|autumn|fall|winter|morning|afternoon|evening|night|noon|midday|midnight|dawn|"
-                        r"dusk|sunrise|sunset|tonight|today|tomorrow|yesterday|now|daily|weekly|fortnightly|monthly|"
-                        r"yearly|annually|hourly|nightly|always|never|rarely|seldom|"
+TIME_WORDS = re.compile(r"\b(?:" + "|".join(sorted(CLOSED_CLASSES["weekday"] | CLOSED_CLASSES["month"]
+                                                  | CLOSED_CLASSES["season"] | CLOSED_CLASSES["time of day"]
+                                                  | PERIOD_WORDS.keys()))
+                        + r"|weekends?|weekdays?|fall|night|noon|midday|midnight|dawn|dusk|sunrise|sunset|tonight|"
+                        r"today|tomorrow|yesterday|now|always|never|rarely|seldom|"
                         r"after|before|until|till|since|during|(?<!a )while|once|ago|when)\b")  # not 'a while'
 # who answers 'who' without a name or a noun for one
 EVERYONE = re.compile(r"\b(?:everyone|everybody|nobody|no one|none|neither|(?:all|both|each) of|i|we|me|us|you)\b")
