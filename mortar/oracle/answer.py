@@ -20,7 +20,7 @@ from mortar.answers import (CLOCK, CLOSED_CLASSES, MONEY, PROFORMS, TITLES, UNIT
                             fold_accents, normalize_word, periods, quantities, same_word)
 from mortar.oracle.aliases import canonical_names, countries, with_acronyms
 from mortar.oracle.embeddings import Embeddings
-from mortar.wordnet import WordNetMissing, antonyms, kind_in_common
+from mortar.wordnet import WordNetMissing, antonyms, kind_in_common, synonyms
 from mortar.nlp import load_nlp, parsed_story
 
 # the answer oracle's fixed points on its [0, 1] scale (default threshold 0.5)
@@ -196,13 +196,13 @@ class AnswerJudge:
         part = self._part_of_list(q, r, c)
         if part:
             return 0.3, part
-        matched = [w for w in ref_words if _said(w, cand_words)]
+        matched = [w for w in ref_words if _said(w, cand_words) or _synonym_said(w, cand_words)]
         recall = sum(ref_words[w] for w in matched) / sum(ref_words.values()) if ref_words else 0.0
         cosine = max(self._cos(candidate, reference), self._cos(self._answer_part(question, candidate), reference),
                      self._cos(_reason_clause(candidate), _reason_clause(reference)))
         meaning = min(1.0, max(0.0, (cosine - EMB_LOW) / (EMB_HIGH - EMB_LOW)))
         entities = self._entities(q, r, c)
-        if story and (entities is None or entities[0] != "found") and recall < 0.5:
+        if story and (entities is None or entities[0] != "found") and recall < 0.5 and not conflict:
             link = self._story_link(story, q, r, c) or self._story_names(story, q, r, c)
             if link:
                 return max(0.8, recall), link
@@ -478,7 +478,12 @@ class AnswerJudge:
         words = [w for w in c.content if not any(same_word(w, x) for x in echo)]
         if not [w for w in words if not any(same_word(w, x) for e in c.entities for x in e)]:
             return None  # a name alone is not a description: 'the Millbrook Comets' for 'the Harbourside Otters'
-        if all(any(same_word(w, x) for x in told) for w in words):
+        if not all(any(same_word(w, x) for x in told) for w in words):
+            return None
+        # sharing a sentence is not enough ('moved from Thursday to Wednesday'): one of the answer's nouns must
+        # stand beside the name in the story, as its apposition, title, modifier or predicate
+        nouns = [w for w in c.nouns if not any(same_word(w, x) for x in echo)] or words
+        if any(_beside(tokens, name_words, nouns) for _, _, tokens in self._story_sentences(story)):
             return f"the story says that {' '.join(words)} is {' '.join(sorted(names[0]))}"
         return None
 
@@ -600,6 +605,37 @@ GROUPS = frozenset({"sister", "brother", "family", "couple", "pair", "twin", "bo
 PLACEHOLDERS = frozenset({"something", "somewhere", "somehow", "sometime", "stuff"})  # 'someone from Chile' describes
 
 
+def _beside(tokens, name_words: set[str], nouns) -> bool:
+    """Is one of ``nouns`` syntactically next to the name in this sentence: at most three arcs apart, through no verb
+    but a copula ('Tom, the younger of the two brothers', 'her husband Arjun', 'Piet is the gardener')?"""
+    if any(w in name_words for w in nouns):  # a title of the name: 'the ambassador' for 'Ambassador Ines Moreau'
+        return True
+    names = [t for t in tokens if t.lower_ in name_words]
+    said = [t for t in tokens if t.lower_ not in name_words
+            and any(same_word(normalize_word(t.lemma_.lower()), w) for w in nouns)]
+    for a in names:
+        up_a = [a] + list(a.ancestors)[:3]
+        for b in said:
+            up_b = [b] + list(b.ancestors)[:3]
+            common = next((x for x in up_a if x in up_b), None)
+            if common is None or up_a.index(common) + up_b.index(common) > 3:
+                continue
+            ia, ib = up_a.index(common), up_b.index(common)
+            between = up_a[1:ia] + up_b[1:ib] + ([common] if ia and ib else [])
+            if all(_joins(x) for x in between) and not any(x.dep_ == "conj" for x in up_a[:ia] + up_b[:ib]):
+                return True
+    return False
+
+
+def _joins(token) -> bool:
+    """May this token stand between a name and what describes it: not a verb but 'be', 'name' or 'call' ('a gardener
+    named Piet'), and not a preposition of a range or a contrast ('Thursday to Saturday')?"""
+    if token.pos_ in ("VERB", "AUX"):
+        return token.lemma_ in ("be", "name", "call")
+    return not (token.pos_ == "ADP" and token.lower_ in ("to", "from", "until", "till", "than", "versus", "against",
+                                                         "instead", "after", "before"))
+
+
 def _same_or_clipped(a: str, b: str) -> bool:
     """The same word, or one a clipping of the other ('veg' for 'vegetable', 'lab' for 'laboratory')."""
     short, long_ = sorted((a, b), key=len)
@@ -611,6 +647,16 @@ def _said(word: str, words: set[str]) -> bool:
     if any(same_word(word, x) for x in words):
         return True
     return len(word) >= 7 and any(word[:k] in words and word[k:] in words for k in range(3, len(word) - 2))
+
+
+def _synonym_said(word: str, words: set[str]) -> bool:
+    """Is a word of the same first sense among these ('fault' for 'failure', 'shut' for 'closed')?"""
+    for pos in ("NOUN", "VERB", "ADJ", "ADV"):
+        if {x.lower() for x in synonyms(word, pos, 1)} & words:
+            return True
+        if any(word in {y.lower() for y in synonyms(x, pos, 1)} for x in words):
+            return True
+    return False
 
 
 def _name_like(q, r, names=None) -> bool:
