@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # ---------------------------------------------------------------------------------------------
 # unknown answers
@@ -59,8 +59,13 @@ UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"\b(?:i|we) (?:don't|do not) understand the question\b",
     r"\bas an ai\b|\bas a language model\b",
     rf"^\W*(?:the|this|that) [\w-]+ (?:gives|states|lists|names|mentions) no\b",  # 'The reply gives no cost …'
-    # '…; no temperature is given'
-    r"[;,]\s*no \w+(?: \w+)? (?:is|was|are|were) (?:given|stated|mentioned|specified)\b",
+    # '…; no temperature is given', "… 'by descent' - no heir is named"
+    r"[;,:\-–—]\s*no \w+(?: \w+)? (?:is|was|are|were) (?:given|stated|mentioned|specified|named|listed)\b",
+    # what the source does give, and that it stops there: 'The ledger only gives the ram's breed, not the ewes'.',
+    # 'Only the policy number is given, not the company.'
+    rf"^\W*(?:the|this|that|its|his|her|their) [\w-]+(?: [\w-]+)? only (?:{_SAY}|shows?|lists?)\b.*[,;:\-–—]\s*"
+    r"(?:but )?not\b",
+    rf"^\W*only (?:the|its|his|her|their) [\w' -]+ (?:is|are|was|were) (?:{_SAY})\b.*[,;:\-–—]\s*(?:but )?not\b",
     r"\b(?:don't|do not|doesn't|does not|didn't|did not) know yet\b",
 )]
 
@@ -192,6 +197,7 @@ def _words(text: str) -> list[str]:
     text = re.sub(r"(\d)\s*°\s*c\b", r"\1 °c", text)
     text = re.sub(r"(\d)(km|kg|cm|mm|m|g|s|h|hrs?|mins?|secs?|kms|kgs|lbs?|am|pm)\b", r"\1 \2", text)
     text = text.replace("a.m.", "am").replace("p.m.", "pm")
+    text = re.sub(r"\b([a-z]+)-(to|past)-([a-z]+)\b", r"\1 \2 \3", text)  # 'the ten-to-six train'
     text = re.sub(r"(\d)k\b", r"\1 thousand", text)  # '5k'
     return _TOKEN.findall(text)
 
@@ -220,6 +226,13 @@ def _number_word_run(words: list[str], i: int) -> tuple[float, int] | None:
             last = "and"
         elif w == "," and last == "scale" and current == 0 and j + 1 < len(words) and words[j + 1] in ONES:
             pass  # 'ninety-eight thousand, four hundred and twelve'
+        elif w == "point" and last == "ones" and j + 1 < len(words) and ONES.get(words[j + 1], 10) < 10:
+            digits = j + 1  # 'one point two million' is 1.2 million
+            while digits < len(words) and ONES.get(words[digits], 10) < 10:
+                digits += 1
+            current += float("0." + "".join(str(ONES[x]) for x in words[j + 1:digits]))
+            j, last = digits, "ones"
+            continue
         else:
             break
         j += 1
@@ -245,6 +258,10 @@ def quantities(text: str) -> list[Quantity]:
         m = re.fullmatch(r"(\d{1,2}):(\d{2})", w)
         if m:
             meridiem = words[i + 1] if i + 1 < len(words) and words[i + 1] in ("am", "pm") else None
+            if int(m.group(1)) <= 12:
+                meridiem = meridiem or _part_of_day(words, i + 1)  # '2:15 in the afternoon'
+            if m.group(1).startswith("0") and len(m.group(1)) == 2:
+                meridiem = meridiem or "am"  # '02:15' is on the 24-hour clock
             out += [Quantity(float(m.group(1)), CLOCK[0], text=w, meridiem=meridiem),
                     Quantity(float(m.group(2)), CLOCK[1], text=w)]
             i += 1
@@ -366,7 +383,19 @@ def quantities(text: str) -> list[Quantity]:
         shown = " ".join(words[i:j]) + (f" {words[j]}" if noun else "")
         out.append(Quantity(value, unit, value * factor, noun, approx, shown, meridiem))
         i = j
-    return out
+    return _hours_of_a_range(out, " ".join(words))
+
+
+def _hours_of_a_range(found: list[Quantity], text: str) -> list[Quantity]:
+    """'between 3 and 6 in the afternoon': the first number of a range of hours is an hour of that part of day too."""
+    for k in range(len(found) - 1):
+        a, b = found[k], found[k + 1]
+        if a.dim is None and a.noun is None and a.value == int(a.value) and 1 <= a.value <= 12 \
+                and b.dim == CLOCK[0] and b.meridiem \
+                and re.search(rf"\b{re.escape(a.text)} (?:and|to|-|–|till|until) (?:about |around )?"
+                              rf"{re.escape(b.text)}\b", text):
+            found[k] = replace(a, dim=CLOCK[0], base=None, meridiem=b.meridiem)
+    return found
 
 
 def _fraction_of(words: list[str], i: int) -> tuple[float, str, float, int] | None:
@@ -586,6 +615,7 @@ class Analysis:
     has_negation: bool = False
     root: str = ""
     root_negated: bool = False
+    root_complement: bool = False  # the root verb governs a clause or verb: 'They have to be over 11.'
     first_clause_negated: bool = False  # 'It didn't; it was second.'
     modifiers: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # 'cake' → {'compound': {'lemon'}}
     lead: str | None = None  # 'yes' / 'no' when the answer starts with one
@@ -630,6 +660,7 @@ def analyse(doc, text: str) -> Analysis:
             head_tokens.update(c.i for c in r.children if c.dep_ in ("attr", "acomp", "dobj", "oprd"))
     if root is not None:
         a.root = _lemma(root)
+        a.root_complement = any(c.dep_ in ("xcomp", "ccomp") for c in root.children)
         a.root_negated = any(c.dep_ == "neg" for c in root.children) or any(
             c.dep_ == "neg" for aux in root.children if aux.dep_ in ("aux", "auxpass") for c in aux.children)
     for t in tokens:
@@ -700,6 +731,8 @@ def analyse(doc, text: str) -> Analysis:
     for w in a.lemmas + [normalize_word(x) for x in re.findall(r"[a-z]+", text.lower())]:
         w = _MONTH_ABBR.get(w, w)
         c = _TERM_CLASS.get(w)
+        if c == "direction":
+            w = w.removesuffix("ern")  # 'the northern tip' is 'the north end'
         if c and not (w in ("may", "march") and not _is_month_word(text, w)):  # 'may' and 'march' are verbs too
             a.closed.setdefault(c, set()).add(w)
     return a

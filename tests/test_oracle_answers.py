@@ -16,6 +16,7 @@ def values(text):
     ("the 3rd one", [3]), ("her third novel", [3]), ("May 2nd", [2]), ("the second of May", [2]),
     ("only one", [1]), ("the one about electricity", []), ("a single ticket", [1]), ("twice", [2]),
     ("the night of August 3, 2021", [3, 2021]), ("fourteen parents and six teachers", [14, 6]),
+    ("around one point two million", [1.2e6]),
 ])
 def test_numbers_in_digits_and_words(text, expected):
     assert values(text) == pytest.approx(expected)
@@ -24,6 +25,7 @@ def test_numbers_in_digits_and_words(text, expected):
 @pytest.mark.parametrize("text, hour_minute", [
     ("8:15 am", (8, 15)), ("half past eight", (8, 30)), ("quarter to midnight", (11, 45)),
     ("twenty to ten", (9, 40)), ("seventeen minutes past four", (4, 17)), ("at 11:45 p.m.", (11, 45)),
+    ("the ten-to-six train", (5, 50)),
 ])
 def test_clock_times(text, hour_minute):
     assert tuple(values(text)) == hour_minute

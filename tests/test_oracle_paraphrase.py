@@ -191,3 +191,47 @@ def test_names_and_descriptions(oracle, question, gold, candidate, story, right)
 ])
 def test_shapes_small_models_answer_in(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right
+
+
+TIMETABLE = ("Winds will ease from Thursday to Saturday. The parade starts at the footbridge and goes along "
+             "the river. Mr Tuan, your driver, will meet you at the airport. A gardener named Piet found the key.")
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    ("Who will meet them?", "Mr Tuan", "Their driver.", True),  # apposition
+    ("Who found the key?", "Piet", "The gardener.", True),  # 'a gardener named Piet'
+    ("Until when will winds ease?", "Saturday", "Thursday", False),  # a range: two days, not one described
+])
+def test_a_story_link_needs_the_description_beside_the_name(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate, TIMETABLE) is right
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    ("When will the winds be strongest?", "between 15:00 and 18:00", "Between about 3 and 6 in the afternoon.", True),
+    ("When will the winds be strongest?", "between 15:00 and 18:00", "Between 4 and 7 in the evening.", False),
+    ("Which train was delayed first?", "the 17:50 to Kilbride", "The ten-to-six train to Kilbride.", True),
+    ("Where is the village?", "on the northern tip of the island", "At the north end of the island.", True),
+    ("Where is the village?", "on the northern tip of the island", "On the southern tip of the island.", False),
+    ("Who owned the house until 1962?", "the Harrowgate family", "The Harrowgates.", True),
+    ("Where did the dog sleep?", "on the sofa", "on the couch", True),  # a first-sense synonym
+    ("Where did the dog sleep?", "on the sofa", "in the kitchen", False),
+])
+def test_same_answer_in_other_words(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    ("Which seat is she in?", "14C", "14A", False),  # a code: the same digits, other letters
+    ("Which seat is she in?", "14C", "Seat 14C, by the aisle.", True),
+    ("How far is it?", "5km", "5 kms", True),  # a unit is no code
+    ("What time did it happen?", "about 02:15", "About 2:15 in the afternoon.", False),  # '02:15' is a.m.
+    ("What time did it happen?", "about 14:15", "About 2:15 in the afternoon.", True),
+    ("Did they find the key in it?", "no, a ring", "They found her ring instead.", True),
+    ("Can a ten-year-old join?", "no, ringers must be over 11", "They have to be over 11.", True),
+    ("Is there a receipt for the rug?", "no", "It was thrown away and he has no receipt.", True),
+    ("Has he claimed before?", "yes, for a stolen bicycle in 2021", "Yes, for a stolen bicycle in 2022.", False),
+    ("Which breed are the ewes?", "unknown", "The ledger only gives the ram's breed, not the ewes'.", True),
+    ("Which breed are the ewes?", "Texel", "The ledger only gives the ram's breed, not the ewes'.", False),
+])
+def test_codes_clocks_and_implicit_answers(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right

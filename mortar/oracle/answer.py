@@ -155,6 +155,9 @@ class AnswerJudge:
         ref_polarity = r.lead or (r.norm if r.norm in ("yes", "no") else None)
         if ref_polarity:
             got = self._polarity(c, q)
+            number = self._compare_quantities(r, c, q) if got == ref_polarity and r.quantities else None
+            if number and number[0] == "conflict":  # 'Yes, in 2022.' for 'yes, in 2021'
+                return FAIL, number[1]
             if got == ref_polarity:
                 return 0.95, f"polarity matches ({ref_polarity})"
             if got:
@@ -167,6 +170,9 @@ class AnswerJudge:
         rate = _compare_rates(reference, candidate, r)
         if rate:
             return rate
+        code = _other_code(reference, candidate)
+        if code:
+            return FAIL, code
         # numbers, times, dates
         number = self._compare_quantities(r, c, q, self._counted_noun(question))
         conflict = self._conflict(q, r, c)
@@ -274,8 +280,13 @@ class AnswerJudge:
                     return "no"
         if c.root in REFUSING and not c.has_negation and q is not None and not (q.verbs & REFUSING):
             return "no"  # 'He declined for now.' to 'Did he agree?', 'They lost.' to 'Did they win?'
-        if c.root in PROFORMS and c.n_tokens <= 6:
-            return "yes"  # an echo: 'He did.', 'She was.'
+        if q is not None and any(normalize_word(w) in q.lemmas - {"be", "have", "do"}
+                                 for w in re.findall(r"\bno (?:\w+ )?(\w+)", c.text.lower())):
+            return "no"  # 'he has no receipt' to 'Is there a receipt?'
+        if re.search(r"\binstead\b|\brather than\b", c.text.lower()):
+            return "no"  # 'They found her ring instead.' to 'Did they find the key?'
+        if c.root in PROFORMS and c.n_tokens <= 6 and not c.root_complement:
+            return "yes"  # an echo: 'He did.', 'She was.' (not 'They have to be over 11.')
         if q is not None and any(same_word(c.root, v) for v in verbs) and not c.has_negation:
             return "yes"
         return None
@@ -352,7 +363,8 @@ class AnswerJudge:
             for kind, mods in kinds.items():
                 theirs = {m for m in c.modifiers.get(head, {}).get(kind, set()) - echo
                           if not any(_same_or_clipped(m, x) for x in ref_words)}
-                if not theirs or any(_same_or_clipped(m, x) for m in mods for x in cand_words):
+                if not theirs or any(_same_or_clipped(m, x) for m in mods for x in cand_words) \
+                        or any(_synonym_said(m, theirs) for m in mods):  # 'the closest port' for 'the nearest port'
                     continue
                 said, ref = f"{' '.join(sorted(theirs))} {head}", f"{' '.join(sorted(mods))} {head}"
                 if self._cos(said, ref) < SAME_PHRASE:  # 'washing basket' is a 'laundry basket'
@@ -369,7 +381,7 @@ class AnswerJudge:
         text_words = set(c.lemmas)
         for ref in ref_names:
             for name in c.entities:
-                if name & ref and not (name - ref and ref - name):
+                if _family(name) & _family(ref) and not (_family(name) - _family(ref) and _family(ref) - _family(name)):
                     if name in c.possessors and not any(e & ref for e in r.possessors) and q is not None \
                             and q.wh in ("who", "whom"):
                         # "Piet's brother" is someone else than Piet
@@ -394,12 +406,15 @@ class AnswerJudge:
         # a noun of the reference the answer leaves out, and one it says instead
         ref = [n for n in r.nouns if n not in echo and not _said(n, set(c.lemmas))]
         said = [n for n in c.nouns if n not in echo and not _said(n, set(r.lemmas))]
-        if not ref or not said or (not named and any(_said(n, set(c.lemmas)) for n in r.nouns if n not in echo)):
+        # the head noun swapped ('the attic of the mill' for 'a cellar under the old mill') is no added detail
+        head = r.root if r.root in r.nouns else next((w for w in r.lemmas if w in r.nouns and w not in echo), None)
+        if not ref or not said or (not named and head not in ref
+                                   and any(_said(n, set(c.lemmas)) for n in r.nouns if n not in echo)):
             return None
         for h in ref:
             for n in said:
                 kind = _kind_in_common(h, n)
-                if kind in BROAD_KINDS:  # a man can be a worker: kinds this broad do not exclude each other
+                if kind in BROAD_KINDS or _synonym_said(h, {n}):  # a synonym is no other kind: 'fault', 'failure'  # a man can be a worker: kinds this broad do not exclude each other
                     continue
                 # near-synonyms in sibling senses ('shore' for 'beach', 'professor' for 'teacher') stay close
                 if kind and self._cos(n, h) < SAME_KIND:
@@ -634,6 +649,25 @@ def _joins(token) -> bool:
         return token.lemma_ in ("be", "name", "call")
     return not (token.pos_ == "ADP" and token.lower_ in ("to", "from", "until", "till", "than", "versus", "against",
                                                          "instead", "after", "before"))
+
+
+def _family(name: frozenset[str]) -> set[str]:
+    """A name's words, a family named in the plural as its surname ('the Harrowgates' for 'the Harrowgate family')."""
+    return {w[:-1] if w.endswith("s") and not w.endswith("ss") and len(w) > 4 else w for w in name} - {"family"}
+
+
+CODE = re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]{2,8}\b")  # letters and digits: '14C', 'B12', 'A4'
+
+
+def _other_code(reference: str, candidate: str) -> str | None:
+    """A code with the reference's digits and other letters, or the other way round: seat '14A' for '14C'."""
+    ref = {x.upper() for x in CODE.findall(reference)}
+    ref = {x for x in ref if re.sub(r"\d", "", x).lower() not in {*UNITS, "am", "pm", "st", "nd", "rd", "th", "s"}}
+    for said in {x.upper() for x in CODE.findall(candidate)} - ref:
+        for code in ref:
+            if re.sub(r"\D", "", said) == re.sub(r"\D", "", code) or re.sub(r"\d", "", said) == re.sub(r"\d", "", code):
+                return f"says {said}, the reference says {code}"
+    return None
 
 
 def _same_or_clipped(a: str, b: str) -> bool:
