@@ -45,7 +45,8 @@ from mortar.vocab import ORIG  # noqa: E402
 DEFAULTS = {"ec_dev.json": "development", "ec_dev2.json": "development", "ec_dev3.json": "development",
             "ec_holdout.json": "development", "ec_holdout2.json": "development", "ec_dev4.json": "development",
             "ec_dev5.json": "development", "ec_dev6.json": "development", "ec_heldout3.json": "held-out",
-            "ec_heldout5.json": "held-out", "ec_heldout6.json": "held-out"}
+            "ec_heldout5.json": "held-out", "ec_heldout6.json": "held-out", "ec_dev7.json": "development",
+            "ec_heldout7.json": "held-out"}
 
 
 def annotations(path: Path) -> dict[str, dict[int, dict]]:

@@ -73,9 +73,9 @@ from mortar.oracle import Embeddings, Oracle  # noqa: E402
 DATA = ROOT / "tests/data"
 DEFAULT_FILES = [DATA / f"answer_pairs_{name}.jsonl" for name in ("dev", "heldout", "dev2", "holdout2", "dev3",
                                                                     "dev4", "dev5", "dev6", "heldout3", "independent",
-                                                                    "heldout5", "heldout6")]
+                                                                    "heldout5", "heldout6", "dev7", "heldout7")]
 # the answer-pairs files no rule was tuned on; the others: development
-HELD_OUT = {"heldout3", "independent", "heldout5", "heldout6"}
+HELD_OUT = {"heldout3", "independent", "heldout5", "heldout6", "heldout7"}
 AGREEMENT_FILES = [DATA / f"agreement_pairs_{name}.jsonl" for name in ("dev", "holdout", "heldout2", "heldout3",
                                                                         "heldout4", "dev5", "dev6", "dev7",
                                                                         "independent", "heldout5", "heldout6",

@@ -215,6 +215,15 @@ def test_it_points_at_the_topic_before_a_place_said_on_the_side():
     assert g.round(3).needed == {"bell"}
 
 
+def test_a_raised_it_is_a_pronoun_and_an_extraposed_it_is_none():
+    g, _ = small_seed(
+        "lot", "Lot 37 is a 1961 Alvis saloon. It is expected to fetch 40,000 pounds. It is easy to see why.",
+        ("What car is Lot 37?", "a 1961 Alvis saloon"), ("What is it expected to fetch?", "40,000 pounds"),
+        ("Is it easy to see why?", "yes"))
+    assert g.round(2).anaphors == ("it",) and g.round(2).needed
+    assert g.round(3).anaphors == ()
+
+
 def test_an_acronym_is_no_pronoun():
     g, _ = small_seed("office", "Bogna Wrzos runs IT at the Harlow office.",
                       ("Who runs IT at the Harlow office?", "Bogna Wrzos"))

@@ -438,7 +438,10 @@ class _SeedExtraction:
             kind = self.anaphor_kind(tok)
             if kind and not self.resolved_within(kind, tok, question):
                 apart = {n for c in question if _bound_apart(tok, c) for n in self.names_of(c)}
-                result.append(replace(self.resolve(kind, tok, spans, apart), index=tok.i - q_start))
+                anaphor = self.resolve(kind, tok, spans, apart)
+                if kind == "definite" and not anaphor.antecedent:
+                    continue  # 'the tank' said first here: it names its own referent
+                result.append(replace(anaphor, index=tok.i - q_start))
         return result
 
     def resolved_within(self, kind: str, tok: Token, question: Span) -> bool:
@@ -473,6 +476,8 @@ class _SeedExtraction:
             return "one"  # 'the next one', 'the main ones' (not 'the one who found it')
         if tok.tag_ in ("PRP", "PRP$") and self.rules.is_potential_anaphor(tok):
             return "pronoun"
+        if low == "it" and tok.dep_ == "nsubjpass" and any(c.dep_ == "xcomp" for c in tok.head.children):
+            return "pronoun"  # raised, not pleonastic: 'What is it expected to fetch?', 'What is it used to treat?'
         return None
 
     def resolve(self, kind: str, tok: Token, spans: list[tuple[int, Span]], apart: frozenset[str] = frozenset()) -> Anaphor:
@@ -513,6 +518,8 @@ class _SeedExtraction:
                                                and cand.pos_ in ("NOUN", "PROPN"))
         if kind == "then":
             return cand.ent_type_ in TIMES
+        if kind == "definite":
+            return cand.lemma_.lower() == tok.head.lemma_.lower() and cand.i != tok.head.i
         if kind == "demonstrative":
             if tok.dep_ != "det":
                 return False
@@ -611,6 +618,9 @@ class _SeedExtraction:
         if first in self.rules.exclusively_female_names:
             return "f"
         return None
+
+
+DEFINITE_ROLES = ("nsubj", "nsubjpass", "dobj", "attr", "pobj")
 
 
 def is_elliptical(q: Doc) -> bool:
