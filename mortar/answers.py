@@ -595,7 +595,7 @@ NO = {"no", "nope", "nah", "not", "never", "negative", "false", "incorrect", "wr
 PROFORMS = {"do", "be", "have", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "need"}
 WH = ("what", "who", "whom", "whose", "where", "when", "why", "how", "which")
 NUMERIC_QUESTION = re.compile(
-    r"^\W*(?:and |so |but )?(?:(?:for|by|in|at|on|to|of|after|within) )?(?:how (?:many|much|long|old|far|high|big|tall|"
+    r"^\W*(?:and |so |but )?(?:(?:for|by|in|at|on|to|of|after|within|since|until|till|from) )?(?:how (?:many|much|long|old|far|high|big|tall|"
     r"deep|heavy|fast|often|low|large|wide|small|early|late|soon)|what (?:time|year|age|date|percentage|number|"
     r"size|height|temperature|distance|speed|weight|price)|when|which year|in which year)\b")
 

@@ -116,6 +116,12 @@ def outcome(oracle, question, a, b):
     ("Who won the trophy?", "Omar Haddad.", "The best player won it in the library at Riverside.", DIFFER),
     ("Who spoke at the meeting?", "Omar Haddad and Lena Vogt.", "Lena Vogt and Omar Haddad.", AGREE),
     ("Who spoke at the meeting?", "Omar Haddad and Lena Vogt.", "Lena Vogt.", DIFFER),
+    # a figure asked for by its noun; a time asked with 'since when'; 'some things' names nothing
+    ("What is the club's phone number?", "It is on the club's website.", "The number is easy to find.", NO_ANSWER),
+    ("What is the club's phone number?", "It is on the club's website.", "01632 960 118", DIFFER),
+    ("Since when has the club met in the library?", "The club meets in the library.", "It is a friendly club.",
+     NO_ANSWER),
+    ("What did the club buy?", "Some things for the new season.", "Lots of useful things.", NO_ANSWER),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected
@@ -130,6 +136,10 @@ def test_a_loop_is_read_once_and_a_repeated_word_gives_nothing(oracle):
     assert outcome(oracle, "Who won the trophy?", loop, "Omar Haddad") == AGREE
     assert outcome(oracle, "Who won the trophy?", loop, "Lena Vogt") == DIFFER
     assert outcome(oracle, "Did they raise money?", "No, no, no, no, no, no, no", "I can't tell.") == NO_ANSWER
+    # a word said over and over that is the other's whole answer says it too
+    assert outcome(oracle, "Who won the trophy?", "Omar Omar Omar Omar Omar Omar", "Omar.") == AGREE
+    assert outcome(oracle, "How much did they raise?", "euros euros euros 240 euros euros", "240") == AGREE
+    assert outcome(oracle, "Who won the trophy?", "Omar Omar Omar Omar Omar Omar", "Lena.") == DIFFER
 
 
 def test_cosine_stays_a_pure_score():

@@ -71,7 +71,8 @@ GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", 
 # an indefinite and what modifies it names nothing: 'someone in the family', 'someone who looks after the trail',
 # 'something to do with the weather' (a name or a number in it does: 'someone called Ines Moreau')
 INDEFINITE = re.compile(r"\b(?:someone|somebody|something|somewhere|anyone|anybody|anything|anywhere|whoever|"
-                        r"whatever|wherever)\b[^.,;:!?]*", re.IGNORECASE)
+                        r"whatever|wherever|whenever|(?:some|lots of|a lot of|all sorts of|various) (?:\w+ )?things)"
+                        r"\b[^.,;:!?]*", re.IGNORECASE)  # 'Some things will still work.', 'whenever that is'
 # 'It depends on your issue.', 'That comes down to what you have.'
 DEPENDS = re.compile(r"^\W*(?:well,? )?(?:it|that) (?:all |really |just )?(?:depends|comes down to|varies)\b")
 FILLER = re.compile(r"\W*(?:(?:hmm+|well|ok(?:ay)?|so|right|sure|let me think|let's see|great question|good question|"
@@ -163,6 +164,8 @@ class AgreementJudge:
                 # the other says the same words with more around them ('The answer is Felix.' and 'The story is about
                 # two brothers. The answer is Felix.'): nothing shows that it answers where this one does not
                 return Agreement(SURE_FAIL, True, f"neither answers: one {why_a or why_b}, the other says it too")
+            if (why_a or why_b) in LOOPS and _inside(other, said):  # 'Amoxicillin' and 'Amoxicillin amoxicillin …'
+                return Agreement(PASS, False, "one says the other's answer over and over")
             return Agreement(SURE_FAIL, False, f"only one answers; the other {why_a or why_b}")
         if ra.norm == rb.norm:
             return Agreement(SURE_PASS, False, "the same answer")
@@ -196,6 +199,16 @@ class AgreementJudge:
         if q is not None and q.wh in NAME_QUESTIONS or min(ra.n_tokens, rb.n_tokens) <= SHORT:
             return _names(q, ra, rb)
         return None
+
+
+LOOPS = ("repeats one word", "repeats a short phrase")
+
+
+def _inside(short, loop) -> bool:
+    """Does a loop say all of a short answer: its content words and its numbers ('1610' in 'rating rating 1610 …')?"""
+    words, values = set(short.content), {x.value for x in short.quantities}
+    return short.n_tokens <= SHORT and bool(words or values) and words <= set(loop.lemmas) \
+        and values <= {x.value for x in loop.quantities}
 
 
 def _counted_apart(ra, rb) -> Agreement | None:
@@ -429,7 +442,7 @@ def non_answer(q, r, polarity=None) -> str | None:
     if q is not None and not r.quantities and not QUANTIFIER.search(text.lower()):
         # a count with no number ('They bake bread for cafés all over the county.' to 'How many cafés …?'); a time
         # or an amount with no number and no time: 'It took a while.', 'The talk is about her life.'
-        if COUNT_QUESTION.search(q.text.lower()):
+        if COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()):
             return "gives no number"
         if q.numeric and not TIME_WORDS.search(text.lower()):
             return "gives no time or amount"
@@ -449,6 +462,9 @@ def non_answer(q, r, polarity=None) -> str | None:
 COUNT_QUESTION = re.compile(r"\bhow many\b|\bhow much (?!(?:do|does|did|is|was|are|were|will|would|can|could|has|have|"
                             r"had|should|must)\b)\w+|\bhow much\b.*\b(?:cost|costs|pay|paid|charge|charged|spend|"
                             r"spent|weigh|weighs|worth|earn|earned|raise|raised)\b")
+# 'What is the plumber's Gas Safe number?', 'What was the final score?': a figure, whatever the sentence around it
+NUMBER_ASKED = re.compile(r"^\W*(?:and )?what(?:'s| is| was| are| were| will be)(?: \S+){0,5}? (?:number|score|rating|price|"
+                          r"fee|total|temperature|postcode|percentage|reading|figure)s?\b")
 # a definite amount answers a count; 'some', 'a lot', 'several' do not ('A lot of people had to leave.')
 QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|all(?! (?:across|over|around|along|through|the way))|"
                         r"every|each|both|half|dozens|hundreds|thousands|millions|couple|single|only one|twice|"
