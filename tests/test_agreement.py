@@ -122,6 +122,11 @@ def outcome(oracle, question, a, b):
     ("Since when has the club met in the library?", "The club meets in the library.", "It is a friendly club.",
      NO_ANSWER),
     ("What did the club buy?", "Some things for the new season.", "Lots of useful things.", NO_ANSWER),
+    # the day in both, a time in one; free said as costing nothing
+    ("When did the club meet?", "Thursday 9 May, from 7 pm to 9 pm.", "On Thursday the 9th of May.", AGREE),
+    ("When did the club meet?", "Thursday 9 May, from 7 pm to 9 pm.", "On Thursday the 16th of May.", DIFFER),
+    ("Is the library free for the club?", "The room costs nothing to book.", "Yes, it's free.", AGREE),
+    ("Is the library free for the club?", "It isn't free: the room costs 20 euros.", "Yes, it's free.", DIFFER),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected

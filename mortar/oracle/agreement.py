@@ -237,6 +237,8 @@ def _numbers(q, question, ra, rb) -> Agreement | None:
     xs, ys = (_answering(r, asked, counted) for r in (ra, rb))
     if not xs or not ys:
         return None
+    if not {x.dim for x in xs} & {y.dim for y in ys}:  # 'Saturday 9 August, from 10 am' and 'the 9th of August'
+        xs, ys = (_answering(r, asked, counted, any_unit=True) for r in (ra, rb))
     clock = [[x for x in found if x.dim == CLOCK[0]] for found in (xs, ys)]
     if all(clock):  # a time is its hour and its minutes together: 'half past eight' is not '9:30'
         xs, ys = ([(x, m) for x, m in zip(found, found[1:] + [None]) if x.dim == CLOCK[0]] for found in (xs, ys))
@@ -291,13 +293,14 @@ def _measured(r) -> set[str]:
     return {x.dim for x in r.quantities if x.dim and x.dim not in CLOCK}
 
 
-def _answering(r, asked, counted) -> list:
+def _answering(r, asked, counted, any_unit: bool = False) -> list:
     """The answer's numbers that can answer: not the question's own; for 'how many X' those counting X (or bare);
-    else those with a unit when there are any ('twenty years' answers 'how long', not 'thirty countries')."""
+    else those with a unit when there are any ('twenty years' answers 'how long', not 'thirty countries'), or all
+    (``any_unit``)."""
     said = [_in_years(x) for x in _with_sums(r.quantities) if not any(x.matches(a) for a in asked)]
     if counted:
         return [x for x in said if (x.noun and same_word(x.noun, counted)) or (not x.noun and not x.dim)]
-    return [x for x in said if x.dim] or said
+    return said if any_unit else [x for x in said if x.dim] or said
 
 
 def _with_sums(found: list) -> list:

@@ -264,6 +264,8 @@ class AnswerJudge:
             return "yes"  # 'He will, after the meeting.', 'She did — two bowls.'
         if q is not None and re.search(r"\b(?:cost|charge|pay)\b", q.text.lower()) and _costs_nothing(c):
             return "no"  # 'Does it cost anything to get in?' 'Entry is free.'
+        if q is not None and "free" in q.lemmas and _costs_nothing(c) and not re.search(r"n't\b|\bnot\b", c.text):
+            return "yes"  # 'Is entry free?' 'It costs nothing.'
         opposite = _opposite_of_question(c, q)  # 'Was anyone injured?' — 'Everyone was unharmed.'
         if opposite:
             return opposite
