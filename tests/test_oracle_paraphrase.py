@@ -235,3 +235,17 @@ def test_same_answer_in_other_words(oracle, question, gold, candidate, right):
 ])
 def test_codes_clocks_and_implicit_answers(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right
+
+
+SIGNED = ("Thank you for your letter about the delayed refund. We have now paid it in full.\n"
+          "Priya Ramesh, Customer Care Manager")
+
+
+@pytest.mark.parametrize("question, gold, candidate, story, right", [
+    ("Where was it done?", "Uppsala, Sweden", "In Stockholm, Sweden.", None, False),  # one name kept, one swapped
+    ("Where was it done?", "Uppsala, Sweden", "In Uppsala, a Swedish university town.", None, True),
+    ("Where was the cargo loaded?", "Mersin, Turkiye", "At the Turkish port of Mersin.", None, True),
+    ("Who wrote back?", "Priya Ramesh", "The Customer Care Manager.", SIGNED, True),  # a title is a description
+])
+def test_names_swapped_and_titles(oracle, question, gold, candidate, story, right):
+    assert passes(oracle, question, gold, candidate, story) is right

@@ -32,7 +32,7 @@ DEMONYMS = {
     "Portugal": "Portuguese", "Romania": "Romanian Romanians", "Russia": "Russian Russians",
     "Scotland": "Scottish Scot Scots", "Senegal": "Senegalese", "Serbia": "Serbian Serbians Serb Serbs",
     "South Africa": "Africans", "Spain": "Spanish Spaniard Spaniards", "Sweden": "Swedish Swede Swedes",
-    "Switzerland": "Swiss", "Syria": "Syrian Syrians", "Thailand": "Thai Thais", "Turkey": "Turkish Turk Turks",
+    "Switzerland": "Swiss", "Syria": "Syrian Syrians", "Thailand": "Thai Thais", "Turkey": "Turkish Turk Turks Turkiye Türkiye",
     "Ukraine": "Ukrainian Ukrainians", "United Kingdom": "British Briton Britons Britain UK U.K. Brit Brits",
     "United States": "American Americans USA U.S.A. US U.S. America", "Venezuela": "Venezuelan Venezuelans",
     "Vietnam": "Vietnamese", "Wales": "Welsh Welshman Welshwoman",

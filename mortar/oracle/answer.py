@@ -20,7 +20,7 @@ from mortar.answers import (CLOCK, CLOSED_CLASSES, MONEY, PROFORMS, TITLES, UNIT
                             fold_accents, normalize_word, periods, quantities, same_word)
 from mortar.oracle.aliases import canonical_names, countries, with_acronyms
 from mortar.oracle.embeddings import Embeddings
-from mortar.wordnet import WordNetMissing, antonyms, kind_in_common, synonyms
+from mortar.wordnet import WordNetMissing, antonyms, kind_in_common, names_an_agent, synonyms
 from mortar.nlp import load_nlp, parsed_story
 
 # the answer oracle's fixed points on its [0, 1] scale (default threshold 0.5)
@@ -381,18 +381,32 @@ class AnswerJudge:
         if not ref_names:
             return None
         text_words = set(c.lemmas)
-        for ref in ref_names:
-            for name in c.entities:
-                if _family(name) & _family(ref) and not (_family(name) - _family(ref) and _family(ref) - _family(name)):
-                    if name in c.possessors and not any(e & ref for e in r.possessors) and q is not None \
-                            and q.wh in ("who", "whom"):
-                        # "Piet's brother" is someone else than Piet
-                        return "missing", f"names someone of {' '.join(sorted(name))}'s, not {' '.join(sorted(ref))}"
-                    return "found", f"contains the reference entity ({' '.join(sorted(ref))})"
-            if all(w in text_words for w in ref):
-                return "found", f"contains the reference entity ({' '.join(sorted(ref))})"
         known = set(r.lemmas) | echo
         new = [e for e in c.entities if not e <= known]
+        found, missed = None, []
+        for ref in ref_names:
+            hit = None
+            for name in c.entities:
+                if _family(name) & _family(ref) and not (_family(name) - _family(ref) and _family(ref) - _family(name)):
+                    if found is None and name in c.possessors and not any(e & ref for e in r.possessors) \
+                            and q is not None and q.wh in ("who", "whom"):
+                        # "Piet's brother" is someone else than Piet
+                        return "missing", f"names someone of {' '.join(sorted(name))}'s, not {' '.join(sorted(ref))}"
+                    hit = f"contains the reference entity ({' '.join(sorted(ref))})"
+                    break
+            if hit is None and all(w in text_words for w in ref):
+                hit = f"contains the reference entity ({' '.join(sorted(ref))})"
+            if hit is None:
+                missed.append(ref)
+            found = found or hit
+        swapped = [e for e in new if not any(e & ref for ref in ref_names) and not countries(" ".join(e))]
+        if found and missed and swapped and len(c.entities) == len(r.entities) \
+                and not any(countries(" ".join(m)) for m in missed):
+            # one of the reference's names said, another swapped: 'Stockholm, Sweden' for 'Uppsala, Sweden'
+            return "missing", (f"names {' '.join(sorted(swapped[0]))} where the reference says "
+                               f"{' '.join(sorted(missed[0]))}")
+        if found:
+            return "found", found
         ref_name = " ".join(sorted(ref_names[0]))
         if new:
             return "missing", f"names a different entity ({' '.join(sorted(new[0]))}), the reference says {ref_name}"
@@ -493,8 +507,10 @@ class AnswerJudge:
                for e in c.entities):
             return None
         words = [w for w in c.content if not any(same_word(w, x) for x in echo)]
-        if not [w for w in words if not any(same_word(w, x) for e in c.entities for x in e)]:
-            return None  # a name alone is not a description: 'the Millbrook Comets' for 'the Harbourside Otters'
+        if not [w for w in words if not any(same_word(w, x) for e in c.entities for x in e) or names_an_agent(w)]:
+            # a name alone is not a description: 'the Millbrook Comets' for 'the Harbourside Otters'; a title is
+            # ('The Customer Care Manager')
+            return None
         if not all(any(same_word(w, x) for x in told) for w in words):
             return None
         # sharing a sentence is not enough ('moved from Thursday to Wednesday'): one of the answer's nouns must
@@ -760,6 +776,8 @@ def _counting(x, noun: str):
 def _opposite_word(r, c, echo) -> str | None:
     """The candidate puts a word's direct WordNet antonym where the reference has the word ('left' for 'right',
     'below' for 'above', 'clockwise' for 'anticlockwise', 'oldest' for 'youngest') and leaves the word out."""
+    if r.has_negation != c.has_negation:
+        return None  # an opposite said with one negation is the same thing: 'too late' for 'not earlier'
     theirs = [w for w in c.content if w not in r.content and w not in echo]
     for w, x in OPPOSITE_PLACES:
         for a, b in ((w, x), (x, w)):
