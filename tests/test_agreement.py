@@ -122,6 +122,12 @@ def outcome(oracle, question, a, b):
     ("Since when has the club met in the library?", "The club meets in the library.", "It is a friendly club.",
      NO_ANSWER),
     ("What did the club buy?", "Some things for the new season.", "Lots of useful things.", NO_ANSWER),
+    # 'what time' wants a time of day, 'how long' a span; 'not … at all' counts nothing
+    ("What time did the club meet?", "It met in the evening, in the library.", "On the 97.4 FM bus route.", NO_ANSWER),
+    ("What time did the club meet?", "It met in the evening, in the library.", "At half past seven.", DIFFER),
+    ("How long did the meeting last?", "The meeting is over now.", "It has finished.", NO_ANSWER),
+    ("Since when has the club met there?", "It meets in the library.", "It does not meet anywhere else at all.",
+     NO_ANSWER),
     # the day in both, a time in one; free said as costing nothing
     ("When did the club meet?", "Thursday 9 May, from 7 pm to 9 pm.", "On Thursday the 9th of May.", AGREE),
     ("When did the club meet?", "Thursday 9 May, from 7 pm to 9 pm.", "On Thursday the 16th of May.", DIFFER),

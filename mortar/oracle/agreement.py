@@ -27,8 +27,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from mortar.answers import (CLOCK, CLOSED_CLASSES, MONEY, MULTIPLES, PERIOD_WORDS, first_loop, normalize_text,
-                            quantities, same_word)
+from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, MULTIPLES, PERIOD_WORDS, first_loop,
+                            normalize_text, quantities, same_word)
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
 from mortar.wordnet import WordNetMissing, names_an_agent, senses
@@ -449,6 +449,11 @@ def non_answer(q, r, polarity=None) -> str | None:
             return "gives no number"
         if q.numeric and not TIME_WORDS.search(text.lower()):
             return "gives no time or amount"
+        if HOW_LONG.search(q.text.lower()) and not DURATION_WORDS.search(text.lower()):
+            return "gives no time or amount"  # 'It was resurfaced and is now open.' to 'How long did it take?'
+    if q is not None and re.search(r"\bwhat time\b", q.text.lower()) \
+            and not any(x.dim == CLOCK[0] for x in r.quantities) and not CLOCK_WORDS.search(text.lower()):
+        return "gives no time of day"  # 'It starts with the traffic on 97.4 FM.' to 'What time did it start?'
     if q is not None and q.wh in ("who", "whom") and not r.entities and not EVERYONE.search(text.lower()) \
             and not _capitalised(FILLER.sub(" ", text)) \
             and not any(names_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
@@ -469,7 +474,7 @@ COUNT_QUESTION = re.compile(r"\bhow many\b|\bhow much (?!(?:do|does|did|is|was|a
 NUMBER_ASKED = re.compile(r"^\W*(?:and )?what(?:'s| is| was| are| were| will be)(?: \S+){0,5}? (?:number|score|rating|price|"
                           r"fee|total|temperature|postcode|percentage|reading|figure)s?\b")
 # a definite amount answers a count; 'some', 'a lot', 'several' do not ('A lot of people had to leave.')
-QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|all(?! (?:across|over|around|along|through|the way))|"
+QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|(?<!at )all(?! (?:across|over|around|along|through|the way))|"
                         r"every|each|both|half|dozens|hundreds|thousands|millions|couple|single|only one|twice|"
                         r"double)\b")  # 'all across the county' says where, not how many
 
@@ -482,6 +487,11 @@ TIME_WORDS = re.compile(r"\b(?:" + "|".join(sorted(CLOSED_CLASSES["weekday"] | C
                         + r"|weekends?|weekdays?|fall|night|noon|midday|midnight|dawn|dusk|sunrise|sunset|tonight|"
                         r"today|tomorrow|yesterday|now|always|never|rarely|seldom|"
                         r"after|before|until|till|since|during|(?<!a )while|once|ago|when)\b")  # not 'a while'
+HOW_LONG = re.compile(r"\bhow long\b")
+# what answers 'how long' without a number: a span in words, or up to / since an event ('until the library closed')
+DURATION_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PERIOD_WORDS.keys())) + r"|weekends?|overnight|all (?:day|night|"
+                            r"week|year|summer|winter)|(?<!a )while|until|till|since|after|before|during|forever|ages)\b")
+CLOCK_WORDS = re.compile(r"\b(?:" + "|".join(HOUR_WORDS) + r"|o'?clock|dawn|dusk|sunrise|sunset)\b")
 # who answers 'who' without a name or a noun for one
 EVERYONE = re.compile(r"\b(?:everyone|everybody|nobody|no one|none|neither|(?:all|both|each) of|i|we|me|us|you)\b")
 # what answers 'where' without a name: a place preposition or a place adverb
