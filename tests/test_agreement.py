@@ -125,6 +125,7 @@ def outcome(oracle, question, a, b):
     # 'what time' wants a time of day, 'how long' a span; 'not … at all' counts nothing
     ("What time did the club meet?", "It met in the evening, in the library.", "On the 97.4 FM bus route.", NO_ANSWER),
     ("What time did the club meet?", "It met in the evening, in the library.", "At half past seven.", DIFFER),
+    ("What time did the club meet?", "At seven.", "At 7 pm.", AGREE),
     ("How long did the meeting last?", "The meeting is over now.", "It has finished.", NO_ANSWER),
     ("Since when has the club met there?", "It meets in the library.", "It does not meet anywhere else at all.",
      NO_ANSWER),

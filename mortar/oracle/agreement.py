@@ -452,7 +452,8 @@ def non_answer(q, r, polarity=None) -> str | None:
         if HOW_LONG.search(q.text.lower()) and not DURATION_WORDS.search(text.lower()):
             return "gives no time or amount"  # 'It was resurfaced and is now open.' to 'How long did it take?'
     if q is not None and re.search(r"\bwhat time\b", q.text.lower()) \
-            and not any(x.dim == CLOCK[0] for x in r.quantities) and not CLOCK_WORDS.search(text.lower()):
+            and not any(x.dim == CLOCK[0] or (x.dim is None and 0 < x.value <= 24) for x in r.quantities) \
+            and not CLOCK_WORDS.search(text.lower()):
         return "gives no time of day"  # 'It starts with the traffic on 97.4 FM.' to 'What time did it start?'
     if q is not None and q.wh in ("who", "whom") and not r.entities and not EVERYONE.search(text.lower()) \
             and not _capitalised(FILLER.sub(" ", text)) \
