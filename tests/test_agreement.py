@@ -129,6 +129,13 @@ def outcome(oracle, question, a, b):
     ("How long did the meeting last?", "The meeting is over now.", "It has finished.", NO_ANSWER),
     ("Since when has the club met there?", "It meets in the library.", "It does not meet anywhere else at all.",
      NO_ANSWER),
+    # where the text says it instead of what it says; what someone needs, unnamed; people counted as people
+    ("How much did they raise?", "The amount is given in the treasurer's report.", "Lena Vogt raised it.", NO_ANSWER),
+    ("What should members bring?", "Members should bring what they need.", "Nothing is said about it.", NO_ANSWER),
+    ("How many players came?", "Twelve players in two teams.", "12 people.", AGREE),
+    ("How many players came?", "Twelve players in two teams.", "12 tables.", DIFFER),
+    ("Who is the treasurer?", "The name of the Riverside chess club treasurer is the treasurer.", "I can't say.",
+     NO_ANSWER),
     # the day in both, a time in one; free said as costing nothing
     ("When did the club meet?", "Thursday 9 May, from 7 pm to 9 pm.", "On Thursday the 9th of May.", AGREE),
     ("When did the club meet?", "Thursday 9 May, from 7 pm to 9 pm.", "On Thursday the 16th of May.", DIFFER),

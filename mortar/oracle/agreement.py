@@ -41,8 +41,11 @@ NOT_TOLD = re.compile(r"\b(?:it|that|this)(?:'s not| is not| was not|'s never| i
                       r"(?:clear|known|explained|said|certain|obvious)\b"
                       r"|\bunclear\b|\bnot (?:explained|specified|clear)\b"
                       r"|\b(?:is|are|was|were)(?: not|n't) (?:given|stated|provided|listed|mentioned)\b"
-                      r"|\b(?:no ?one|nobody) (?:knows|says|tells|said)\b"
+                      r"|\b(?:no ?one|nobody) (?:knows|says|tells|said)\b|\bnothing (?:is|was) (?:said|mentioned|given)\b"
                       r"|\bhard to (?:say|tell)\b|\bno (?:way|means) to (?:say|tell|know)\b"
+                      # where the text has it, for what it says: 'The latitude was recorded in the log.'
+                      r"|\b(?:is|are|was|were) (?:given|listed|recorded|explained|shown|described|written|noted|"
+                      r"printed|stated|set out) (?:\w+ )?(?:in|on|at) (?:the|page|its|their|his|her)\b"
                       r"|\b(?:have|had|got) no (?:idea|clue)\b"
                       r"|\b(?:not something|nothing) (?:i|we) can (?:tell|say|answer)\b"
                       r"|\bplease (?:check|consult|contact|ask|visit|see|refer to)\b"  # sends the asker elsewhere
@@ -57,7 +60,7 @@ TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?(\w+(?: \w+){0,3}) (?:is|was|are|we
                        re.IGNORECASE)  # 'The ferry was the ferry.', 'Orange means orange.'
 # the subject's noun again as the head of what it is said to be, whatever follows: 'The captain is the captain of the
 # ship.', 'The gauge is the gauge you get after blocking.'
-RESTATED = re.compile(r"^\W*(?:[\w'-]+ ){0,5}?([a-z]{3,}) (?:is|was|are|were|will be) (?:just |only |still |simply )?"
+RESTATED = re.compile(r"^\W*(?:[\w'-]+ ){0,7}?([a-z]{3,}) (?:is|was|are|were|will be) (?:just |only |still |simply )?"
                       r"(?:the|a|an|his|her|their|its) (?:[\w'-]+ ){0,2}?\1\b", re.IGNORECASE)
 GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", "someone", "somewhere", "lot",
            # talk about the text, not from it: 'He is a person mentioned in the text.', 'The letter mentions the move.'
@@ -71,7 +74,8 @@ GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", 
 # an indefinite and what modifies it names nothing: 'someone in the family', 'someone who looks after the trail',
 # 'something to do with the weather' (a name or a number in it does: 'someone called Ines Moreau')
 INDEFINITE = re.compile(r"\b(?:someone|somebody|something|somewhere|anyone|anybody|anything|anywhere|whoever|"
-                        r"whatever|wherever|whenever|(?:some|lots of|a lot of|all sorts of|various) (?:\w+ )?things)"
+                        r"whatever|wherever|whenever|(?:some|lots of|a lot of|all sorts of|various) (?:\w+ )?things|"
+                        r"what (?:they|you|he|she|we|it) (?:need|needs|want|wants|like|likes))"
                         r"\b[^.,;:!?]*", re.IGNORECASE)  # 'Some things will still work.', 'whenever that is'
 # 'It depends on your issue.', 'That comes down to what you have.'
 DEPENDS = re.compile(r"^\W*(?:well,? )?(?:it|that) (?:all |really |just )?(?:depends|comes down to|varies)\b")

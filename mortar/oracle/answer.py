@@ -322,7 +322,7 @@ class AnswerJudge:
             """The same number in the same role: 'twenty years' is not the answer to 'how many countries'."""
             if not x.matches(y) or (x.noun and y.dim) or (x.dim and not y.dim and y.noun):
                 return False
-            return not (id(x) in stated and y.noun and not same_word(x.noun, y.noun))
+            return not (id(x) in stated and y.noun and not _same_counted(x.noun, y.noun))
 
         found = [x for x in ref if any(fits(x, y) for y in said)]
         # the same noun counted differently ('six parents' for 'fourteen parents'), the same unit measured differently
@@ -762,6 +762,16 @@ def _costs_nothing(r) -> bool:
     """'free', 'nothing', 'no charge', '£0': a price of nothing."""
     return bool(re.search(r"\b(?:free|nothing|no charge|no cost|no fee|costs? nothing|zero)\b", r.text.lower())) \
         or any(x.value == 0 and x.dim in MONEY for x in r.quantities)
+
+
+COUNTED_PEOPLE = frozenset({"people", "person", "individual"})
+
+
+def _same_counted(a: str, b: str) -> bool:
+    """Do two counted nouns count the same things: 'twelve firefighters' and '12 people'?"""
+    if same_word(a, b):
+        return True
+    return bool({a, b} & COUNTED_PEOPLE) and all(w in COUNTED_PEOPLE or names_an_agent(w) for w in (a, b))
 
 
 def _counting(x, noun: str):
