@@ -249,3 +249,15 @@ SIGNED = ("Thank you for your letter about the delayed refund. We have now paid 
 ])
 def test_names_swapped_and_titles(oracle, question, gold, candidate, story, right):
     assert passes(oracle, question, gold, candidate, story) is right
+
+
+GIG = ("Halfway through the set Lucia's amp died. A lovely sound engineer named Henrik lent us his own, a battered "
+       "old Ampeg, and it sounded better than ours ever did.")
+
+
+@pytest.mark.parametrize("candidate, right", [
+    ("A sound engineer, who lent them his own amp.", True),  # the reference's description, and what the story adds
+    ("A fan from the crowd.", False),
+])
+def test_a_description_may_add_what_the_story_says_of_the_person(oracle, candidate, right):
+    assert passes(oracle, "Who helped them?", "Henrik, a sound engineer", candidate, GIG) is right
