@@ -843,3 +843,39 @@ def same_word(a: str, b: str) -> bool:
     if len(stem) < 4 or not long_.startswith(stem):
         return False
     return long_[len(stem):] in SUFFIXES
+
+
+# ---------------------------------------------------------------------------------------------
+# rates
+
+_SECONDS = {"minute": 60, "hour": 3600, "day": 86400, "night": 86400, "week": 604800, "fortnight": 1209600,
+            "month": 2629800, "year": 31557600}
+_WEEKDAY = "|".join(sorted(CLOSED_CLASSES["weekday"]))
+_UNIT = r"(minute|hour|day|night|week|fortnight|month|year)s?"
+_K_PER = re.compile(r"\b(once|twice|thrice|(\w+) times) (?:a|an|per|each|every) " + _UNIT + r"\b")
+_EVERY = re.compile(r"\bevery (?:(other|second|third|\w+) )?" + _UNIT + r"\b")
+
+
+def rate(text: str) -> float | None:
+    """How many times per second an answer says a thing happens ('once a fortnight', 'every two weeks', 'twice
+    weekly', 'daily'); None when it gives no rate."""
+    t = text.lower()
+    m = _K_PER.search(t)
+    if m:
+        k = MULTIPLES.get(m.group(1)) or _count(m.group(2))
+        return k / _SECONDS[m.group(3)] if k else None
+    m = _EVERY.search(t)
+    if m:
+        n = {"other": 2, "second": 2, "third": 3, None: 1}.get(m.group(1)) or _count(m.group(1))
+        return 1 / (n * _SECONDS[m.group(2)]) if n else None
+    if re.search(rf"\bevery (?:{_WEEKDAY})\b", t):
+        return 1 / _SECONDS["week"]
+    m = re.search(r"\b(?:(once|twice|thrice) )?(" + "|".join(PERIOD_WORDS) + r")\b", t)
+    if m:
+        return MULTIPLES.get(m.group(1), 1) / _SECONDS[PERIOD_WORDS[m.group(2)]]
+    return None
+
+
+def _count(word: str | None) -> float | None:
+    found = quantities(word) if word else []
+    return found[0].value if len(found) == 1 and found[0].dim is None else None

@@ -215,6 +215,8 @@ def test_a_story_link_needs_the_description_beside_the_name(oracle, question, go
     ("Who owned the house until 1962?", "the Harrowgate family", "The Harrowgates.", True),
     ("Where did the dog sleep?", "on the sofa", "on the couch", True),  # a first-sense synonym
     ("Where did the dog sleep?", "on the sofa", "in the kitchen", False),
+    ("How often should he take one?", "three times a day", "One capsule roughly every eight hours.", True),
+    ("How often should he take one?", "three times a day", "One capsule every six hours.", False),
 ])
 def test_same_answer_in_other_words(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right

@@ -27,8 +27,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, MULTIPLES, PERIOD_WORDS, first_loop,
-                            normalize_text, quantities, same_word)
+from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WORDS, first_loop, normalize_text,
+                            quantities, rate, same_word)
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
 from mortar.wordnet import WordNetMissing, names_an_agent, senses
@@ -257,39 +257,6 @@ def _numbers(q, question, ra, rb) -> Agreement | None:
         return Agreement(PASS, False, f"the same number ({shown})")
     return Agreement(FAIL, False, f"different numbers ({', '.join(x.text for x in xs)}; "
                                   f"{', '.join(y.text for y in ys)})")
-
-
-_SECONDS = {"minute": 60, "hour": 3600, "day": 86400, "night": 86400, "week": 604800, "fortnight": 1209600,
-            "month": 2629800, "year": 31557600}
-_WEEKDAY = "|".join(sorted(CLOSED_CLASSES["weekday"]))
-_UNIT = r"(minute|hour|day|night|week|fortnight|month|year)s?"
-_K_PER = re.compile(r"\b(once|twice|thrice|(\w+) times) (?:a|an|per|each|every) " + _UNIT + r"\b")
-_EVERY = re.compile(r"\bevery (?:(other|second|third|\w+) )?" + _UNIT + r"\b")
-
-
-def rate(text: str) -> float | None:
-    """How many times per second an answer says a thing happens ('once a fortnight', 'every two weeks', 'twice
-    weekly', 'daily'); None when it gives no rate."""
-    t = text.lower()
-    m = _K_PER.search(t)
-    if m:
-        k = MULTIPLES.get(m.group(1)) or _count(m.group(2))
-        return k / _SECONDS[m.group(3)] if k else None
-    m = _EVERY.search(t)
-    if m:
-        n = {"other": 2, "second": 2, "third": 3, None: 1}.get(m.group(1)) or _count(m.group(1))
-        return 1 / (n * _SECONDS[m.group(2)]) if n else None
-    if re.search(rf"\bevery (?:{_WEEKDAY})\b", t):
-        return 1 / _SECONDS["week"]
-    m = re.search(r"\b(?:(once|twice|thrice) )?(" + "|".join(PERIOD_WORDS) + r")\b", t)
-    if m:
-        return MULTIPLES.get(m.group(1), 1) / _SECONDS[PERIOD_WORDS[m.group(2)]]
-    return None
-
-
-def _count(word: str | None) -> float | None:
-    found = quantities(word) if word else []
-    return found[0].value if len(found) == 1 and found[0].dim is None else None
 
 
 def _measured(r) -> set[str]:

@@ -17,7 +17,7 @@ import re
 from dataclasses import replace
 
 from mortar.answers import (CLOCK, CLOSED_CLASSES, MONEY, PROFORMS, TITLES, UNITS, analyse, analyse_question,
-                            fold_accents, normalize_word, periods, quantities, same_word)
+                            fold_accents, normalize_word, periods, quantities, rate, same_word)
 from mortar.oracle.aliases import canonical_names, countries, with_acronyms
 from mortar.oracle.embeddings import Embeddings
 from mortar.wordnet import WordNetMissing, antonyms, kind_in_common, names_an_agent, synonyms
@@ -733,7 +733,11 @@ def _name_like(q, r, names=None) -> bool:
 
 
 def _compare_rates(reference: str, candidate: str, r) -> tuple[float, str] | None:
-    """Rates per period: 'once a month' is not 'once a week'; 'weekly' is 'once a week'."""
+    """Rates per period: 'once a month' is not 'once a week'; 'weekly' is 'once a week'; 'every eight hours' is
+    'three times a day'."""
+    x, y = rate(reference), rate(candidate)
+    if x and y and not r.closed.get("weekday"):  # 'every Sunday' is as often as 'every Saturday', and another day
+        return (PASS, "the same rate") if abs(x - y) <= 0.01 * max(x, y) else (FAIL, "a different rate")
     ref, said = periods(reference), periods(candidate)
     if not ref or not said:
         return None
