@@ -79,7 +79,7 @@ HELD_OUT = {"heldout3", "independent", "heldout5", "heldout6", "heldout7"}
 AGREEMENT_FILES = [DATA / f"agreement_pairs_{name}.jsonl" for name in ("dev", "holdout", "heldout2", "heldout3",
                                                                         "heldout4", "dev5", "dev6", "dev7",
                                                                         "independent", "heldout5", "heldout6",
-                                                                        "dev8", "heldout7")]
+                                                                        "dev8", "heldout7", "dev9", "heldout8")]
 KINDS = ("gold", "wordy", "paraphrase", "wrong_entity", "long_wrong", "unknown")
 
 
