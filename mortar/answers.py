@@ -192,8 +192,13 @@ def _close(a: float, b: float, approx: bool) -> bool:
     return tolerant and abs(a - b) <= 0.05 * max(abs(a), abs(b))
 
 
+VULGAR_FRACTIONS = {"½": 0.5, "¼": 0.25, "¾": 0.75, "⅓": 1 / 3, "⅔": 2 / 3, "⅛": 0.125}
+
+
 def _words(text: str) -> list[str]:
     text = text.lower().replace("’", "'").replace("per cent", "percent")
+    text = re.sub(r"(\d*)\s*([½¼¾⅓⅔⅛])", lambda m: f" {int(m.group(1) or 0) + VULGAR_FRACTIONS[m.group(2)]:g} ",
+                  text)  # '½ tsp', '1½ hours'
     text = re.sub(r"(\d)\s*°\s*c\b", r"\1 °c", text)
     text = re.sub(r"(\d)(km|kg|cm|mm|m|g|s|h|hrs?|mins?|secs?|kms|kgs|lbs?|am|pm)\b", r"\1 \2", text)
     text = text.replace("a.m.", "am").replace("p.m.", "pm")
@@ -594,6 +599,9 @@ YES = {"yes", "yeah", "yep", "yup", "yea", "aye", "sure", "correct", "right", "i
 NO = {"no", "nope", "nah", "not", "never", "negative", "false", "incorrect", "wrong"}
 PROFORMS = {"do", "be", "have", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "need"}
 WH = ("what", "who", "whom", "whose", "where", "when", "why", "how", "which")
+YES_NO_OPENERS = frozenset({"do", "does", "did", "is", "was", "are", "were", "has", "have", "had", "can", "could", "will",
+                            "would", "should", "shall", "may", "might", "must", "am", "isn't", "wasn't", "didn't",
+                            "doesn't", "don't", "aren't", "weren't"})
 NUMERIC_QUESTION = re.compile(
     r"^\W*(?:and |so |but )?(?:(?:for|by|in|at|on|to|of|after|within|since|until|till|from) )?(?:how (?:many|much|long|old|far|high|big|tall|"
     r"deep|heavy|fast|often|low|large|wide|small|early|late|soon)|what (?:time|year|age|date|percentage|number|"
@@ -813,13 +821,12 @@ class QuestionInfo:
 def analyse_question(doc, text: str) -> QuestionInfo:
     tokens = [t for t in doc if t.is_alpha]
     words = [t.lower_ for t in tokens]
-    wh = next((w for w in words[:4] if w in WH), None)
     first = words[0] if words else ""
     if first in ("and", "so", "but", "then", "or") and len(words) > 1:
         first = words[1]
-    yes_no = wh is None and first in ("do", "does", "did", "is", "was", "are", "were", "has", "have", "had", "can",
-                                      "could", "will", "would", "should", "shall", "may", "might", "must", "am",
-                                      "isn't", "wasn't", "didn't", "doesn't", "don't", "aren't", "weren't")
+    yes_no = first in YES_NO_OPENERS
+    # a wh-word after the opening auxiliary begins a clause, not the question: 'Was the passenger who slipped hurt?'
+    wh = None if yes_no else next((w for w in words[:4] if w in WH), None)
     lemmas = {_lemma(t) for t in tokens}
     content = {_lemma(t) for t in tokens if t.pos_ not in FUNCTION_POS and _lemma(t) not in LIGHT
                and t.lower_ not in WH}

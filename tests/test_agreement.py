@@ -136,6 +136,9 @@ def outcome(oracle, question, a, b):
     ("How many players came?", "Twelve players in two teams.", "12 tables.", DIFFER),
     ("Who is the treasurer?", "The name of the Riverside chess club treasurer is the treasurer.", "I can't say.",
      NO_ANSWER),
+    # a wh-word inside a yes/no question asks nothing; '½' is a half
+    ("Was the player who won hurt?", "No, he said he was fine.", "He wasn't hurt at all.", AGREE),
+    ("How much did each player pay?", "Half a euro.", "½ euro each.", AGREE),
     # the day in both, a time in one; free said as costing nothing
     ("When did the club meet?", "Thursday 9 May, from 7 pm to 9 pm.", "On Thursday the 9th of May.", AGREE),
     ("When did the club meet?", "Thursday 9 May, from 7 pm to 9 pm.", "On Thursday the 16th of May.", DIFFER),
@@ -159,6 +162,12 @@ def test_a_loop_is_read_once_and_a_repeated_word_gives_nothing(oracle):
     assert outcome(oracle, "Who won the trophy?", "Omar Omar Omar Omar Omar Omar", "Omar.") == AGREE
     assert outcome(oracle, "How much did they raise?", "euros euros euros 240 euros euros", "240") == AGREE
     assert outcome(oracle, "Who won the trophy?", "Omar Omar Omar Omar Omar Omar", "Lena.") == DIFFER
+    # …and so does a loop of part of it that the question does not say; a loop of the question's word does not
+    assert outcome(oracle, "Who won the trophy?", "Omar Omar Omar Omar Omar Omar", "Omar Haddad") == AGREE
+    assert outcome(oracle, "Who is the treasurer?", "Treasurer treasurer treasurer treasurer treasurer",
+                   "The treasurer is the club's treasurer.") == NO_ANSWER
+    assert outcome(oracle, "What did they raise?", "money money money money money money", "240 euros of money") \
+        == DIFFER
 
 
 def test_cosine_stays_a_pure_score():

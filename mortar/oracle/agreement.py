@@ -168,7 +168,8 @@ class AgreementJudge:
                 # the other says the same words with more around them ('The answer is Felix.' and 'The story is about
                 # two brothers. The answer is Felix.'): nothing shows that it answers where this one does not
                 return Agreement(SURE_FAIL, True, f"neither answers: one {why_a or why_b}, the other says it too")
-            if (why_a or why_b) in LOOPS and _inside(other, said):  # 'Amoxicillin' and 'Amoxicillin amoxicillin …'
+            if (why_a or why_b) in LOOPS and (_inside(other, said) or _loop_in(said, other, q)):
+                # 'Amoxicillin' and 'Amoxicillin amoxicillin …'; 'Lena Lena Lena …' and 'Lena Vogt'
                 return Agreement(PASS, False, "one says the other's answer over and over")
             return Agreement(SURE_FAIL, False, f"only one answers; the other {why_a or why_b}")
         if ra.norm == rb.norm:
@@ -213,6 +214,15 @@ def _inside(short, loop) -> bool:
     words, values = set(short.content), {x.value for x in short.quantities}
     return short.n_tokens <= SHORT and bool(words or values) and words <= set(loop.lemmas) \
         and values <= {x.value for x in loop.quantities}
+
+
+def _loop_in(loop, other, q) -> bool:
+    """Is what a loop repeats part of the other's short answer, and not a word of the question ('312 312 312 …' and
+    'He carried 312.'; not 'Purser purser …' to 'Who is the purser?')?"""
+    words = set(loop.content) - (q.lemmas if q is not None else set())
+    values = {x.value for x in loop.quantities}
+    return other.n_tokens <= 2 * SHORT and bool(words or values) and words <= set(other.lemmas) \
+        and values == {x.value for x in other.quantities}  # not 'A voucher voucher …' and 'A £50 voucher.'
 
 
 def _counted_apart(ra, rb) -> Agreement | None:
