@@ -136,6 +136,9 @@ def outcome(oracle, question, a, b):
     ("How many players came?", "Twelve players in two teams.", "12 tables.", DIFFER),
     ("Who is the treasurer?", "The name of the Riverside chess club treasurer is the treasurer.", "I can't say.",
      NO_ANSWER),
+    # someone named only by what the question asks of them
+    ("Who won the trophy?", "The trophy was won by the player who won the trophy.", "I can't say.", NO_ANSWER),
+    ("Who won the trophy?", "The trophy was won by the player who won all five games.", "I can't say.", DIFFER),
     # a wh-word inside a yes/no question asks nothing; '½' is a half
     ("Was the player who won hurt?", "No, he said he was fine.", "He wasn't hurt at all.", AGREE),
     ("How much did each player pay?", "Half a euro.", "½ euro each.", AGREE),

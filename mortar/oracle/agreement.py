@@ -534,6 +534,10 @@ def _evasive(q, r, polarity=None) -> bool:
                      r.text.lower())  # 'The report mentions the treasurer.': the report is the source, not an answer
     vague = {w.lower() for m in INDEFINITE.finditer(r.text) if not re.search(r"\d|(?<!^)\b[A-Z]", m.group())
              for w in re.findall(r"[A-Za-z]+", m.group())}
+    # someone named by what the question asks of them: 'the team that won the toss', 'the batter who hit the runs'
+    lemmas = r.lemmas
+    vague |= {lemmas[i - 1] for i, w in enumerate(lemmas) if w in ("who", "that", "which") and i > 0
+              and any(same_word(x, v) for x in lemmas[i + 1:i + 4] for v in q.verbs)}
     new = [w for w in _new_words(q, r) if w not in GENERIC and not (about and same_word(w, about.group(1)))
            and not any(same_word(w, v) for v in vague)]
     asked = {x.value for x in quantities(q.text)}
