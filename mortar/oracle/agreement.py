@@ -436,12 +436,12 @@ def non_answer(q, r, polarity=None) -> str | None:
             and not any(x.dim == CLOCK[0] or (x.dim is None and 0 < x.value <= 24) for x in r.quantities) \
             and not CLOCK_WORDS.search(text.lower()):
         return "gives no time of day"  # 'It starts with the traffic on 97.4 FM.' to 'What time did it start?'
-    if q is not None and q.wh in ("who", "whom") and not r.entities and not EVERYONE.search(text.lower()) \
+    if q is not None and q.wh in ("who", "whom", "whose") and not r.entities and not EVERYONE.search(text.lower()) \
             and not _capitalised(FILLER.sub(" ", text)) \
             and not any(names_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
         return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
     if q is not None and q.wh == "where" and not r.entities \
-            and not PLACE_WORDS.search(INDEFINITE.sub("", text.lower())):
+            and not PLACE_WORDS.search(WHEN_PHRASE.sub(" ", INDEFINITE.sub("", text.lower()))):
         return "gives no place"  # 'The old bath is cast iron and quite heavy.' to 'Where will the bath be taken?'
     if q is not None and re.search(r"\bwhat colou?rs?\b", q.text.lower()) and "colour" not in r.closed:
         return "gives no colour"  # 'She wears the usual uniform.' to 'What colour are her overalls?'
@@ -476,6 +476,11 @@ DURATION_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PERIOD_WORDS.keys())) + r
 CLOCK_WORDS = re.compile(r"\b(?:" + "|".join(HOUR_WORDS) + r"|o'?clock|dawn|dusk|sunrise|sunset)\b")
 # who answers 'who' without a name or a noun for one
 EVERYONE = re.compile(r"\b(?:everyone|everybody|nobody|no one|none|neither|(?:all|both|each) of|i|we|me|us|you)\b")
+# a preposition of time, not of place: 'served from 2:30 p.m.', 'on Monday', 'in May'
+WHEN_PHRASE = re.compile(r"\b(?:in|at|on|from|by|to|until|after|before|over|around|within|past) (?:about |around )?"
+                         r"(?:\d{1,2}(?:[:.]\d\d)? ?(?:a\.?m\b\.?|p\.?m\b\.?|o'clock)|\d{1,2}:\d\d|\d{4}\b|"
+                         r"\d{1,2}(?:st|nd|rd|th)\b|(?:" + "|".join(sorted(CLOSED_CLASSES["weekday"]
+                                                                        | CLOSED_CLASSES["month"])) + r")\b)")
 # what answers 'where' without a name: a place preposition or a place adverb
 PLACE_WORDS = re.compile(r"\b(?:in|at|on|to|from|near|under|behind|inside|outside|into|onto|beside|next|across|along|"
                          r"through|over|above|below|between|around|by|beneath|opposite|past|toward|towards|within|"
