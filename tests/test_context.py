@@ -244,6 +244,15 @@ def test_story_check_resolves_the_only_possible_referent():
     assert v[0].story and v[0].equivalent and not v[0].ontology
 
 
+def test_story_check_counts_no_place_as_a_person_and_reads_gender_from_a_title():
+    g, questions = small_seed(
+        "vets", "The practice has moved to Mill Lane. Dr Anjali Deshpande joined us in May. She trained in "
+                "Leeds and her special interest is eye surgery. Count Philip, our oldest client, brought his parrot.",
+        ("Who joined in May?", "Dr Anjali Deshpande"), ("What is her special interest?", "eye surgery"))
+    v = in_order(g, questions, (2, 1))
+    assert v[0].story and v[0].equivalent  # 'her' can only be Dr Deshpande: Mill Lane is a place, Count Philip a man
+
+
 class CountingExtractor:
     backend, model = "counting", "v1"
 

@@ -606,8 +606,11 @@ class _SeedExtraction:
                         break
             self._people = {}
             for name, vs in votes.items():
-                by_list = self.gender_of(name)
+                mentions = [e for e in ents if self.canonical(e) == name]
+                by_list = self.gender_of(name) or _gender_by_title(mentions)
                 by_story = max(set(vs), key=vs.count) if vs and len(set(vs)) == 1 else None
+                if not (by_list or by_story) and _only_a_place(mentions):
+                    continue  # 'on Mill Lane', 'at the Gravensteen': the tagger's person is where things are
                 self._people[name] = by_list or by_story
         return self._people
 
@@ -620,7 +623,27 @@ class _SeedExtraction:
         return None
 
 
-DEFINITE_ROLES = ("nsubj", "nsubjpass", "dobj", "attr", "pobj")
+MALE_TITLES = {"mr", "sir", "lord", "king", "prince", "count", "duke", "baron", "father", "brother", "uncle", "saint",
+               "st"}
+FEMALE_TITLES = {"mrs", "ms", "miss", "lady", "queen", "princess", "countess", "duchess", "baroness", "mother",
+                 "sister", "aunt", "dame", "madame"}
+
+
+def _gender_by_title(mentions: list[Span]) -> str | None:
+    """'Count Philip', 'Mrs Okafor': the title before or in a name says the gender coreferee's lists may not."""
+    for e in mentions:
+        for tok in [e.doc[e.start - 1]] * (e.start > 0) + list(e):
+            word = tok.lower_.rstrip(".")
+            if word in MALE_TITLES:
+                return "m"
+            if word in FEMALE_TITLES:
+                return "f"
+    return None
+
+
+def _only_a_place(mentions: list[Span]) -> bool:
+    """Is every mention of a name the object of a place preposition, never a subject or a possessor?"""
+    return bool(mentions) and all(e.root.dep_ == "pobj" and e.root.head.lower_ in LOCATIVE_PREPS for e in mentions)
 
 
 def is_elliptical(q: Doc) -> bool:
