@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Cohen's kappa as `benchmarks/ec_agreement.py` measures it
 EC_DEV_FILES = ("ec_dev2.json", "ec_dev3.json", "ec_dev4.json")
 EC_RUN_SEEDS = 2
-EC_DEV_KAPPA = 0.826
+EC_DEV_KAPPA = 0.829
 SLACK = 0.005
 
 
@@ -43,12 +43,12 @@ def test_context_check_agrees_with_the_development_annotations_at_least_as_well_
 
 # the answer oracle against the development answer pairs (never answer_pairs_heldout3.jsonl): every 10th pair of
 # answer_pairs_dev and answer_pairs_heldout, all of answer_pairs_dev2, _holdout2 and _dev3, every 2nd of _dev4 to
-# _dev6; precision and recall of
+# _dev7; precision and recall of
 # its bug flags (bug = not pass) as `benchmarks/oracle_accuracy.py` counts them
 ORACLE_DEV_SUBSET = (("dev", 10), ("heldout", 10), ("dev2", 1), ("holdout2", 1), ("dev3", 1), ("dev4", 2), ("dev5", 2),
-                     ("dev6", 2))
-ORACLE_DEV_BUG_PRECISION = 0.910
-ORACLE_DEV_BUG_RECALL = 0.938
+                     ("dev6", 2), ("dev7", 2))
+ORACLE_DEV_BUG_PRECISION = 0.924
+ORACLE_DEV_BUG_RECALL = 0.948
 
 
 def test_answer_oracle_flags_bugs_on_the_development_pairs_at_least_as_well_as_recorded():
@@ -61,11 +61,11 @@ def test_answer_oracle_flags_bugs_on_the_development_pairs_at_least_as_well_as_r
     assert recall >= ORACLE_DEV_BUG_RECALL - SLACK, f"answer oracle bug recall fell to {recall:.3f}"
 
 
-# two-answer agreement against the development pairs written in other genres (agreement_pairs_dev5 to _dev7, every 2nd
+# two-answer agreement against the development pairs written in other genres (agreement_pairs_dev5 to _dev9, every 2nd
 # pair): precision and recall of "they differ" as `benchmarks/oracle_accuracy.py` counts them
-AGREEMENT_DEV_FILES = ("dev5", "dev6", "dev7")
-AGREEMENT_DEV_DIFFER_PRECISION = 0.901
-AGREEMENT_DEV_DIFFER_RECALL = 0.892
+AGREEMENT_DEV_FILES = ("dev5", "dev6", "dev7", "dev8", "dev9")
+AGREEMENT_DEV_DIFFER_PRECISION = 0.801  # with the harder dev8 and dev9 (non-answers dressed as answers) in the set
+AGREEMENT_DEV_DIFFER_RECALL = 0.898
 
 
 def test_two_answer_agreement_finds_differences_on_the_development_pairs_at_least_as_well_as_recorded():
