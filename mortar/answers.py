@@ -197,8 +197,8 @@ VULGAR_FRACTIONS = {"½": 0.5, "¼": 0.25, "¾": 0.75, "⅓": 1 / 3, "⅔": 2 / 
 
 def _words(text: str) -> list[str]:
     text = text.lower().replace("’", "'").replace("per cent", "percent")
-    text = re.sub(r"(\d*)\s*([½¼¾⅓⅔⅛])", lambda m: f" {int(m.group(1) or 0) + VULGAR_FRACTIONS[m.group(2)]:g} ",
-                  text)  # '½ tsp', '1½ hours'
+    text = re.sub(r"(\d*)\s*([½¼¾⅓⅔⅛])",  # '½ tsp', '1½ hours'
+                  lambda m: f" {int(m.group(1) or 0) + VULGAR_FRACTIONS[m.group(2)]:g} ", text)
     text = re.sub(r"(\d)\s*°\s*c\b", r"\1 °c", text)
     text = re.sub(r"(\d)(km|kg|cm|mm|m|g|s|h|hrs?|mins?|secs?|kms|kgs|lbs?|am|pm)\b", r"\1 \2", text)
     text = text.replace("a.m.", "am").replace("p.m.", "pm")
@@ -599,11 +599,12 @@ YES = {"yes", "yeah", "yep", "yup", "yea", "aye", "sure", "correct", "right", "i
 NO = {"no", "nope", "nah", "not", "never", "negative", "false", "incorrect", "wrong"}
 PROFORMS = {"do", "be", "have", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "need"}
 WH = ("what", "who", "whom", "whose", "where", "when", "why", "how", "which")
-YES_NO_OPENERS = frozenset({"do", "does", "did", "is", "was", "are", "were", "has", "have", "had", "can", "could", "will",
-                            "would", "should", "shall", "may", "might", "must", "am", "isn't", "wasn't", "didn't",
-                            "doesn't", "don't", "aren't", "weren't"})
+YES_NO_OPENERS = frozenset({"do", "does", "did", "is", "was", "are", "were", "has", "have", "had", "can", "could",
+                            "will", "would", "should", "shall", "may", "might", "must", "am", "isn't", "wasn't",
+                            "didn't", "doesn't", "don't", "aren't", "weren't"})
 NUMERIC_QUESTION = re.compile(
-    r"^\W*(?:and |so |but )?(?:(?:for|by|in|at|on|to|of|after|within|since|until|till|from) )?(?:how (?:many|much|long|old|far|high|big|tall|"
+    r"^\W*(?:and |so |but )?(?:(?:for|by|in|at|on|to|of|after|within|since|until|till|from) )?"
+    r"(?:how (?:many|much|long|old|far|high|big|tall|"
     r"deep|heavy|fast|often|low|large|wide|small|early|late|soon)|what (?:time|year|age|date|percentage|number|"
     r"size|height|temperature|distance|speed|weight|price)|when|which year|in which year)\b")
 

@@ -438,10 +438,7 @@ class _SeedExtraction:
             kind = self.anaphor_kind(tok)
             if kind and not self.resolved_within(kind, tok, question):
                 apart = {n for c in question if _bound_apart(tok, c) for n in self.names_of(c)}
-                anaphor = self.resolve(kind, tok, spans, apart)
-                if kind == "definite" and not anaphor.antecedent:
-                    continue  # 'the tank' said first here: it names its own referent
-                result.append(replace(anaphor, index=tok.i - q_start))
+                result.append(replace(self.resolve(kind, tok, spans, apart), index=tok.i - q_start))
         return result
 
     def resolved_within(self, kind: str, tok: Token, question: Span) -> bool:
@@ -518,8 +515,6 @@ class _SeedExtraction:
                                                and cand.pos_ in ("NOUN", "PROPN"))
         if kind == "then":
             return cand.ent_type_ in TIMES
-        if kind == "definite":
-            return cand.lemma_.lower() == tok.head.lemma_.lower() and cand.i != tok.head.i
         if kind == "demonstrative":
             if tok.dep_ != "det":
                 return False

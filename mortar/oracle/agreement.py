@@ -41,7 +41,8 @@ NOT_TOLD = re.compile(r"\b(?:it|that|this)(?:'s not| is not| was not|'s never| i
                       r"(?:clear|known|explained|said|certain|obvious)\b"
                       r"|\bunclear\b|\bnot (?:explained|specified|clear)\b"
                       r"|\b(?:is|are|was|were)(?: not|n't) (?:given|stated|provided|listed|mentioned)\b"
-                      r"|\b(?:no ?one|nobody) (?:knows|says|tells|said)\b|\bnothing (?:is|was) (?:said|mentioned|given)\b"
+                      r"|\b(?:no ?one|nobody) (?:knows|says|tells|said)\b"
+                      r"|\bnothing (?:is|was) (?:said|mentioned|given)\b"
                       r"|\bhard to (?:say|tell)\b|\bno (?:way|means) to (?:say|tell|know)\b"
                       # where the text has it, for what it says: 'The latitude was recorded in the log.'
                       r"|\b(?:is|are|was|were) (?:given|listed|recorded|explained|shown|described|written|noted|"
@@ -453,10 +454,11 @@ COUNT_QUESTION = re.compile(r"\bhow many\b|\bhow much (?!(?:do|does|did|is|was|a
                             r"had|should|must)\b)\w+|\bhow much\b.*\b(?:cost|costs|pay|paid|charge|charged|spend|"
                             r"spent|weigh|weighs|worth|earn|earned|raise|raised)\b")
 # 'What is the plumber's Gas Safe number?', 'What was the final score?': a figure, whatever the sentence around it
-NUMBER_ASKED = re.compile(r"^\W*(?:and )?what(?:'s| is| was| are| were| will be)(?: \S+){0,5}? (?:number|score|rating|price|"
-                          r"fee|total|temperature|postcode|percentage|reading|figure)s?\b")
+NUMBER_ASKED = re.compile(r"^\W*(?:and )?what(?:'s| is| was| are| were| will be)(?: \S+){0,5}? "
+                          r"(?:number|score|rating|price|fee|total|temperature|postcode|percentage|reading|figure)s?\b")
 # a definite amount answers a count; 'some', 'a lot', 'several' do not ('A lot of people had to leave.')
-QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|(?<!at )all(?! (?:across|over|around|along|through|the way))|"
+QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|"
+                        r"(?<!at )all(?! (?:across|over|around|along|through|the way))|"
                         r"every|each|both|half|dozens|hundreds|thousands|millions|couple|single|only one|twice|"
                         r"double)\b")  # 'all across the county' says where, not how many
 
@@ -471,8 +473,9 @@ TIME_WORDS = re.compile(r"\b(?:" + "|".join(sorted(CLOSED_CLASSES["weekday"] | C
                         r"after|before|until|till|since|during|(?<!a )while|once|ago|when)\b")  # not 'a while'
 HOW_LONG = re.compile(r"\bhow long\b")
 # what answers 'how long' without a number: a span in words, or up to / since an event ('until the library closed')
-DURATION_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PERIOD_WORDS.keys())) + r"|weekends?|overnight|all (?:day|night|"
-                            r"week|year|summer|winter)|(?<!a )while|until|till|since|after|before|during|forever|ages)\b")
+DURATION_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PERIOD_WORDS.keys()))
+                            + r"|weekends?|overnight|all (?:day|night|week|year|summer|winter)|(?<!a )while|until|"
+                            r"till|since|after|before|during|forever|ages)\b")
 CLOCK_WORDS = re.compile(r"\b(?:" + "|".join(HOUR_WORDS) + r"|o'?clock|dawn|dusk|sunrise|sunset)\b")
 # who answers 'who' without a name or a noun for one
 EVERYONE = re.compile(r"\b(?:everyone|everybody|nobody|no one|none|neither|(?:all|both|each) of|i|we|me|us|you)\b")

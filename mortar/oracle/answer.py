@@ -430,7 +430,8 @@ class AnswerJudge:
         for h in ref:
             for n in said:
                 kind = _kind_in_common(h, n)
-                if kind in BROAD_KINDS or _synonym_said(h, {n}):  # a synonym is no other kind: 'fault', 'failure'  # a man can be a worker: kinds this broad do not exclude each other
+                # a man can be a worker: kinds this broad do not exclude each other; a synonym is no other kind
+                if kind in BROAD_KINDS or _synonym_said(h, {n}):
                     continue
                 # near-synonyms in sibling senses ('shore' for 'beach', 'professor' for 'teacher') stay close
                 if kind and self._cos(n, h) < SAME_KIND:
@@ -576,8 +577,8 @@ class AnswerJudge:
         words = [w for w in c.content if not any(same_word(w, x) for x in echo)]
         described = {n for n in r.nouns if n not in name_words and n not in echo}
         untold = [w for w in words if not _said(w, set(r.lemmas) | told)]
-        return bool(words) and len(untold) <= (len(words) - 1) // 3 * bool(told) and any(
-            _said(n, set(c.lemmas)) for n in described)
+        own = (len(words) - 1) // 3 if told else 0  # about one word in four may be the answer's own ('his own amp')
+        return bool(words) and len(untold) <= own and any(_said(n, set(c.lemmas)) for n in described)
 
     def _told_about(self, story, r) -> frozenset[str]:
         """The words of the story's sentences that name the reference's entity."""
@@ -712,7 +713,7 @@ def _said(word: str, words: set[str]) -> bool:
 
 
 def _synonym_said(word: str, words: set[str]) -> bool:
-    """Is a word of the same first sense among these ('fault' for 'failure', 'shut' for 'closed')?"""
+    """Is a word of the same first sense among these ('couch' for 'sofa', 'close' for 'near', 'shut' for 'close')?"""
     for pos in ("NOUN", "VERB", "ADJ", "ADV"):
         if {x.lower() for x in synonyms(word, pos, 1)} & words:
             return True
@@ -802,8 +803,6 @@ def _counting(x, noun: str):
 def _opposite_word(r, c, echo) -> str | None:
     """The candidate puts a word's direct WordNet antonym where the reference has the word ('left' for 'right',
     'below' for 'above', 'clockwise' for 'anticlockwise', 'oldest' for 'youngest') and leaves the word out."""
-    if r.has_negation != c.has_negation:
-        return None  # an opposite said with one negation is the same thing: 'too late' for 'not earlier'
     theirs = [w for w in c.content if w not in r.content and w not in echo]
     for w, x in OPPOSITE_PLACES:
         for a, b in ((w, x), (x, w)):
