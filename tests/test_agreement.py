@@ -140,6 +140,8 @@ def outcome(oracle, question, a, b):
     ("Where did the club meet?", "It met from 7:30 p.m. on Thursday.", "The club meets weekly.", NO_ANSWER),
     ("Where did the club meet?", "It met from 7:30 p.m. on Thursday.", "At 5 Mill Lane.", DIFFER),
     ("Whose trophy was it?", "The trophy was silver and heavy.", "I can't say.", NO_ANSWER),
+    # a date names nobody
+    ("Who is the treasurer?", "The treasurer joined on 3 April.", "I can't say.", NO_ANSWER),
     # someone named only by what the question asks of them
     ("Who won the trophy?", "The trophy was won by the player who won the trophy.", "I can't say.", NO_ANSWER),
     ("Who won the trophy?", "The trophy was won by the player who won all five games.", "I can't say.", DIFFER),

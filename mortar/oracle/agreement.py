@@ -523,10 +523,14 @@ def without_loop(text: str) -> tuple[str, str | None]:
 
 
 def _capitalised(text: str) -> list[str]:
-    """Words written with a capital that are no stop words: names the parser may have missed ('Blaze could …')."""
+    """Words written with a capital that are no stop words, days or months: names the parser may have missed ('Blaze
+    could …'), not a date ('The designer visited the site on 3 April.')."""
     from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's English stop list (spaCy is loaded with the parse)
 
-    return [w for w in re.findall(r"\b[A-Z][\w'-]*", text) if w.lower() not in STOP_WORDS]
+    return [w for w in re.findall(r"\b[A-Z][\w'-]*", text) if w.lower() not in STOP_WORDS | CALENDAR]
+
+
+CALENDAR = frozenset(CLOSED_CLASSES["weekday"] | CLOSED_CLASSES["month"])
 
 
 def _evasive(q, r, polarity=None) -> bool:
