@@ -289,6 +289,9 @@ def quantities(text: str) -> list[Quantity]:
             out.append(Quantity(float(HOUR_WORDS[w]), CLOCK[0], text=w, meridiem="am" if w == "midnight" else "pm"))
             i += 1
             continue
+        if w in ("one", "ones") and _pronoun_one(words, i):
+            i += 1  # 'the cheaper one', 'this one': no count
+            continue
         part = _fraction_of(words, i)  # 'half an hour', 'a quarter of a kilo', 'half a dozen', 'half of it'
         if part:
             value, unit, factor, j = part
@@ -389,6 +392,19 @@ def quantities(text: str) -> list[Quantity]:
         out.append(Quantity(value, unit, value * factor, noun, approx, shown, meridiem))
         i = j
     return _hours_of_a_range(out, " ".join(words))
+
+
+def _pronoun_one(words: list[str], i: int) -> bool:
+    """'one' standing for a thing named before: after 'the', 'this', 'that', 'which', 'each', 'another', or after
+    'the' and a word ('the cheaper one', 'the red ones'), and not before a number or a noun it counts."""
+    after = words[i + 1] if i + 1 < len(words) else ""
+    if after and (re.fullmatch(r"[a-z]{3,}", after) and after not in _NOT_NOUNS | {"that", "which", "who", "is",
+                                                                                  "was", "will"}
+                  or _is_number_word(after)):
+        return False
+    before = words[i - 1] if i else ""
+    return before in ("the", "this", "that", "which", "each", "another", "other") or (
+        i >= 2 and words[i - 2] in ("the", "this", "that") and re.fullmatch(r"[a-z]{3,}", before) is not None)
 
 
 def _hours_of_a_range(found: list[Quantity], text: str) -> list[Quantity]:

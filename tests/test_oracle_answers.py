@@ -16,7 +16,7 @@ def values(text):
     ("the 3rd one", [3]), ("her third novel", [3]), ("May 2nd", [2]), ("the second of May", [2]),
     ("only one", [1]), ("the one about electricity", []), ("a single ticket", [1]), ("twice", [2]),
     ("the night of August 3, 2021", [3, 2021]), ("fourteen parents and six teachers", [14, 6]),
-    ("around one point two million", [1.2e6]),
+    ("around one point two million", [1.2e6]), ("the cheaper one", []), ("one of the two options", [1, 2]),
 ])
 def test_numbers_in_digits_and_words(text, expected):
     assert values(text) == pytest.approx(expected)
