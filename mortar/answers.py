@@ -228,6 +228,8 @@ def _number_word_run(words: list[str], i: int) -> tuple[float, int] | None:
             j += 1
             continue
         elif w == "and" and last == "scale" and j + 1 < len(words) and (words[j + 1] in ONES or words[j + 1] in TENS):
+            if _starts_a_bigger_number(words, j + 1, total):
+                break  # 'two thousand two hundred and two thousand eight hundred': a range, not one number
             last = "and"
         elif w == "," and last == "scale" and current == 0 and j + 1 < len(words) and words[j + 1] in ONES:
             pass  # 'ninety-eight thousand, four hundred and twelve'
@@ -244,6 +246,16 @@ def _number_word_run(words: list[str], i: int) -> tuple[float, int] | None:
     if last is None:
         return None
     return total + current, j
+
+
+def _starts_a_bigger_number(words: list[str], j: int, total: float) -> bool:
+    """Does the run of number words from j reach a scale as big as what is already counted ('… and two thousand')?"""
+    largest = max((v for v in SCALES.values() if v <= total), default=0)
+    while j < len(words) and (words[j] in ONES or words[j] in TENS or words[j] in SCALES or words[j] == "-"):
+        if words[j] in SCALES and words[j] != "hundred" and largest and SCALES[words[j]] >= largest:
+            return True
+        j += 1
+    return False
 
 
 def _digits(tok: str) -> float | None:

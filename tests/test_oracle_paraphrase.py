@@ -216,6 +216,8 @@ def test_a_story_link_needs_the_description_beside_the_name(oracle, question, go
     ("Where did the dog sleep?", "on the sofa", "on the couch", True),  # a first-sense synonym
     ("Where did the dog sleep?", "on the sofa", "in the kitchen", False),
     ("How often should he take one?", "three times a day", "One capsule roughly every eight hours.", True),
+    ("How many runs did they finish?", "6 of 8", "Six.", True),  # '8' is what the six are counted out of
+    ("How many runs did they finish?", "6 of 8", "Eight.", False),
     ("How often should he take one?", "three times a day", "One capsule every six hours.", False),
 ])
 def test_same_answer_in_other_words(oracle, question, gold, candidate, right):

@@ -334,9 +334,10 @@ class AnswerJudge:
                     return "conflict", f"different number: {other.text}, the reference says {x.text}"
                 if id(x) in stated and any(x.matches(y) and y.noun for y in said):
                     return "conflict", f"counts something else than the reference ({x.text})"
-        if len(found) == len(ref):
+        # 'out of 8' in '6 of 8' says what the answer is counted against, not the answer
+        missing = [x for x in ref if x not in found and not (found and _out_of(x, r.text))]
+        if not missing:
             return "match", f"the number matches ({_texts(ref_quantities)})"
-        missing = [x for x in ref if x not in found]
         if found:
             return "partial", f"only part of the numbers match (missing {_texts(missing)})"
         return "conflict", f"different number: {_texts(said)}, the reference says {_texts(ref_quantities)}"
@@ -789,6 +790,11 @@ def _same_counted(a: str, b: str) -> bool:
     if same_word(a, b):
         return True
     return bool({a, b} & COUNTED_PEOPLE) and all(w in COUNTED_PEOPLE or names_an_agent(w) for w in (a, b))
+
+
+def _out_of(x, text: str) -> bool:
+    """Is this number the total another is counted out of ('6 of 8', '31 out of 38')?"""
+    return re.search(rf"\d\s+(?:out\s+)?of\s+(?:the\s+)?{re.escape(x.text)}\b", text.lower()) is not None
 
 
 def _counting(x, noun: str):
