@@ -233,6 +233,9 @@ def test_same_answer_in_other_words(oracle, question, gold, candidate, right):
     ("Did they find the key in it?", "no, a ring", "They found her ring instead.", True),
     ("Can a ten-year-old join?", "no, ringers must be over 11", "They have to be over 11.", True),
     ("Is there a receipt for the rug?", "no", "It was thrown away and he has no receipt.", True),
+    ("Is it waterproof?", "no", "It's only splash-resistant.", True),  # only something else
+    ("Is it waterproof?", "yes", "It's only splash-resistant.", False),
+    ("Is it open on Sundays?", "yes", "It is only open on Sundays.", True),
     ("Has he claimed before?", "yes, for a stolen bicycle in 2021", "Yes, for a stolen bicycle in 2022.", False),
     ("Which breed are the ewes?", "unknown", "The ledger only gives the ram's breed, not the ewes'.", True),
     ("Which breed are the ewes?", "Texel", "The ledger only gives the ram's breed, not the ewes'.", False),

@@ -285,6 +285,9 @@ class AnswerJudge:
         if q is not None and any(normalize_word(w) in q.lemmas - {"be", "have", "do"}
                                  for w in re.findall(r"\bno (?:\w+ )?(\w+)", c.text.lower())):
             return "no"  # 'he has no receipt' to 'Is there a receipt?'
+        if q is not None and q.verbs and re.search(r"\bonly\b", c.text.lower()) \
+                and not any(_said(v, set(c.lemmas)) or _synonym_said(v, set(c.lemmas)) for v in q.verbs):
+            return "no"  # 'It's only splash-resistant.' to 'Is it waterproof?'
         if re.search(r"\binstead\b|\brather than\b", c.text.lower()):
             return "no"  # 'They found her ring instead.' to 'Did they find the key?'
         if c.root in PROFORMS and c.n_tokens <= 6 and not c.root_complement:
