@@ -140,6 +140,9 @@ def outcome(oracle, question, a, b):
     ("Where did the club meet?", "It met from 7:30 p.m. on Thursday.", "The club meets weekly.", NO_ANSWER),
     ("Where did the club meet?", "It met from 7:30 p.m. on Thursday.", "At 5 Mill Lane.", DIFFER),
     ("Whose trophy was it?", "The trophy was silver and heavy.", "I can't say.", NO_ANSWER),
+    # a question that asks for two names, one answer that gives one of them
+    ("Which two players won their games?", "Omar Haddad and Lena Vogt.", "Lena Vogt.", DIFFER),
+    ("Which two players won their games?", "Omar Haddad and Lena Vogt.", "Lena Vogt and Omar.", AGREE),
     # a date names nobody
     ("Who is the treasurer?", "The treasurer joined on 3 April.", "I can't say.", NO_ANSWER),
     # someone named only by what the question asks of them

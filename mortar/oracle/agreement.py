@@ -316,6 +316,9 @@ def _names(q, ra, rb) -> Agreement | None:
     na, nb = _names_in(q, ra), _names_in(q, rb)
     if not na or not nb:
         return None
+    asked = _how_many_named(q)
+    if asked and min(len(na), len(nb)) < asked <= max(len(na), len(nb)):  # 'Which two players …?' 'Rosa.'
+        return Agreement(FAIL, False, f"one names fewer than the {asked} asked for")
     partial = _part_of_list(na, ra, nb) or _part_of_list(nb, rb, na)
     if partial:
         return Agreement(FAIL, False, f"one names only part of the list ({partial})")
@@ -329,6 +332,17 @@ def _names(q, ra, rb) -> Agreement | None:
         if shared:
             return Agreement(PASS, False, f"both name {' '.join(sorted(shared))}")
     return Agreement(FAIL, False, f"names {' '.join(sorted(na[0]))}, the other {' '.join(sorted(nb[0]))}")
+
+
+def _how_many_named(q) -> int | None:
+    """How many names the question asks for: 'Which two players …?', 'Who are the three founders?', 'both'."""
+    if q is None:
+        return None
+    text = q.text.lower()
+    m = re.search(r"\b(?:which|what|the)\s+(two|three|four|five|six|[2-6])\b", text)
+    if m:
+        return int(quantities(m.group(1))[0].value)
+    return 2 if re.search(r"\bboth\b", text) else None
 
 
 def _part_of_items(q, r, other) -> str | None:
