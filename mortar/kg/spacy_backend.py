@@ -618,10 +618,10 @@ class _SeedExtraction:
         return None
 
 
-MALE_TITLES = {"mr", "sir", "lord", "king", "prince", "count", "duke", "baron", "father", "brother", "uncle", "saint",
-               "st"}
-FEMALE_TITLES = {"mrs", "ms", "miss", "lady", "queen", "princess", "countess", "duchess", "baroness", "mother",
-                 "sister", "aunt", "dame", "madame"}
+# titles of address that say a gender, beside the gendered nouns ('Queen', 'Uncle') that can stand as titles too
+GENDERED_TITLES = {"m": GENDERED_NOUNS["m"] | {"mr", "sir", "lord", "count", "duke", "baron", "saint", "st"},
+                   "f": GENDERED_NOUNS["f"] | {"mrs", "ms", "miss", "dame", "madame", "countess", "duchess",
+                                               "baroness"}}
 
 
 def _gender_by_title(mentions: list[Span]) -> str | None:
@@ -629,10 +629,9 @@ def _gender_by_title(mentions: list[Span]) -> str | None:
     for e in mentions:
         for tok in [e.doc[e.start - 1]] * (e.start > 0) + list(e):
             word = tok.lower_.rstrip(".")
-            if word in MALE_TITLES:
-                return "m"
-            if word in FEMALE_TITLES:
-                return "f"
+            gender = next((g for g, titles in GENDERED_TITLES.items() if word in titles), None)
+            if gender:
+                return gender
     return None
 
 

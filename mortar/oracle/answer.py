@@ -517,7 +517,7 @@ class AnswerJudge:
             # ('The Customer Care Manager')
             return None
         untold = [w for w in words if not any(same_word(w, x) for x in told)]
-        if len(untold) > (len(words) - 1) // 3:  # one word in four may be the answer's own: 'his own amp'
+        if len(untold) > _own_words(words):
             return None
         # sharing a sentence is not enough ('moved from Thursday to Wednesday'): one of the answer's nouns must
         # stand beside the name in the story, as its apposition, title, modifier or predicate
@@ -581,8 +581,8 @@ class AnswerJudge:
         words = [w for w in c.content if not any(same_word(w, x) for x in echo)]
         described = {n for n in r.nouns if n not in name_words and n not in echo}
         untold = [w for w in words if not _said(w, set(r.lemmas) | told)]
-        own = (len(words) - 1) // 3 if told else 0  # about one word in four may be the answer's own ('his own amp')
-        return bool(words) and len(untold) <= own and any(_said(n, set(c.lemmas)) for n in described)
+        return bool(words) and len(untold) <= (_own_words(words) if told else 0) and any(
+            _said(n, set(c.lemmas)) for n in described)
 
     def _told_about(self, story, r) -> frozenset[str]:
         """The words of the story's sentences that name the reference's entity."""
@@ -651,6 +651,12 @@ BROAD_KINDS = frozenset({"person", "organism", "object", "whole", "artifact", "e
                          "abstraction", "group", "causal agent", "physical entity", "living thing"})
 GROUPS = frozenset({"sister", "brother", "family", "couple", "pair", "twin", "both", "parent", "everyone", "team"})
 PLACEHOLDERS = frozenset({"something", "somewhere", "somehow", "sometime", "stuff"})  # 'someone from Chile' describes
+
+
+def _own_words(words: list[str]) -> int:
+    """How many of an answer's words a description may add that the story does not say of the person: about one in
+    four ('A sound engineer, who lent them his own amp' when the story says 'his own, a battered old Ampeg')."""
+    return (len(words) - 1) // 3
 
 
 def _beside(tokens, name_words: set[str], nouns) -> bool:
