@@ -156,6 +156,12 @@ def outcome(oracle, question, a, b):
     ("When did the club meet?", "Thursday 9 May, from 7 pm to 9 pm.", "On Thursday the 16th of May.", DIFFER),
     ("Is the library free for the club?", "The room costs nothing to book.", "Yes, it's free.", AGREE),
     ("Is the library free for the club?", "It isn't free: the room costs 20 euros.", "Yes, it's free.", DIFFER),
+    # a word the question writes in lower case is no name at the head of a sentence; what an answer sets aside is no
+    # item of its list
+    ("Who leads the chess club?", "Chess club meets at 7 pm.", "I can't say.", NO_ANSWER),
+    ("Who leads the chess club?", "Omar Haddad leads it.", "Chess club meets at 7 pm.", DIFFER),
+    ("What is the vegan starter?", "Smoked aubergine with miso and sesame.",
+     "For vegans it's smoked aubergine with miso and sesame instead of the burrata.", AGREE),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected

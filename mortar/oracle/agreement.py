@@ -350,8 +350,9 @@ def _part_of_items(q, r, other) -> str | None:
     one violent scene') that the other leaves out, when the other says only some of them and nothing of its own;
     None otherwise."""
     said = set(other.lemmas) | set(other.content)
+    ruled_out = {w for m in RULED_OUT.finditer(r.text.lower()) for w in m.group(1).split()}
     members = [m - q.lemmas for m in r.conjuncts + r.alternatives]
-    members = [m for m in members if m]
+    members = [m for m in members if m and not any(same_word(w, x) for w in m for x in ruled_out)]
     if len(members) < 2 or len(other.conjuncts) + len(other.alternatives) >= len(members):
         return None
     if not all(any(same_word(w, x) for x in r.lemmas) for w in _new_words(q, other)):
@@ -359,6 +360,11 @@ def _part_of_items(q, r, other) -> str | None:
     covered = [m for m in members if any(same_word(w, x) for w in m for x in said)]
     missing = [m for m in members if m not in covered]
     return " ".join(sorted(missing[0])) if covered and missing else None
+
+
+# what an answer sets aside is no item of it: 'smoked aubergine with miso and sesame instead of the burrata'
+RULED_OUT = re.compile(r"\b(?:instead of|rather than|in place of|except(?: for)?|but not)\s+(?:the |a |an )?"
+                       r"([\w-]+(?: [\w-]+){0,2})")
 
 
 def _part_of_list(names: list[frozenset], r, other: list[frozenset]) -> str | None:
@@ -452,7 +458,7 @@ def non_answer(q, r, polarity=None) -> str | None:
             and not CLOCK_WORDS.search(text.lower()):
         return "gives no time of day"  # 'It starts with the traffic on 97.4 FM.' to 'What time did it start?'
     if q is not None and q.wh in ("who", "whom", "whose") and not r.entities and not EVERYONE.search(text.lower()) \
-            and not _capitalised(FILLER.sub(" ", text)) \
+            and not _capitalised(FILLER.sub(" ", text), q.text) \
             and not any(names_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
         return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
     if q is not None and q.wh == "where" and not r.entities \
@@ -536,12 +542,14 @@ def without_loop(text: str) -> tuple[str, str | None]:
     return (head[:ends[-1]] if ends else head), None  # back to the last whole sentence
 
 
-def _capitalised(text: str) -> list[str]:
+def _capitalised(text: str, question: str = "") -> list[str]:
     """Words written with a capital that are no stop words, days or months: names the parser may have missed ('Blaze
-    could …'), not a date ('The designer visited the site on 3 April.')."""
+    could …'), not a date ('The designer visited the site on 3 April.'), nor a word the question writes in lower case
+    ('Night crew runs from 18:00.' to 'Who leads the night crew?')."""
     from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's English stop list (spaCy is loaded with the parse)
 
-    return [w for w in re.findall(r"\b[A-Z][\w'-]*", text) if w.lower() not in STOP_WORDS | CALENDAR]
+    lower = set(re.findall(r"\b[a-z][\w'-]*", question))
+    return [w for w in re.findall(r"\b[A-Z][\w'-]*", text) if w.lower() not in STOP_WORDS | CALENDAR | lower]
 
 
 CALENDAR = frozenset(CLOSED_CLASSES["weekday"] | CLOSED_CLASSES["month"])
