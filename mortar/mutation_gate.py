@@ -49,7 +49,7 @@ from functools import lru_cache
 
 from mortar.story_support import pointed_sentences, sentence_words
 from mortar.vocab import ADD, BT, LEET, SR, SYN, TYPO, WI
-from mortar.wordnet import Sense, sense_rank, sense_share, senses
+from mortar.wordnet import Sense, sense_rank, sense_share, senses, verb_frames
 
 GATE_ON, GATE_OFF = "on", "off"
 GATE_CHOICES = (GATE_ON, GATE_OFF)
@@ -201,8 +201,21 @@ def in_context_synonyms(doc, i: int, story: str = "") -> tuple[str, ...]:
         return ()  # a word read in one of its rarer senses is where Lesk errs most: it is not swapped
     gerund_ok = token.pos_ != "NOUN" or token.lemma_.lower().endswith("ing")
     return tuple(w for w in sense.words if w.isalpha() and w.lower() != token.lemma_.lower()
+                 and (w.islower() or not token.lemma_.islower())  # 'Sn' for 'tin': a symbol or a name
                  and reads_as(w, token.pos_, sense.offset)
-                 and (gerund_ok or not w.lower().endswith("ing")))  # 'the fixing contract' reads as a verb
+                 and (gerund_ok or not w.lower().endswith("ing"))  # 'the fixing contract' reads as a verb
+                 and takes_the_clause(token, w, sense.offset))
+
+
+CLAUSE_FRAMES = frozenset({24, 25, 26, 28, 29, 32, 33, 34, 35})  # WordNet's frames with a verb or clause in them
+
+
+def takes_the_clause(token, word: str, offset: int) -> bool:
+    """A verb that governs a clause here ('refuse to help dig') is swapped only for a word WordNet builds with every
+    clause its sense gives the verb ('help' takes 'to dig', 'assist' does not)."""
+    if token.pos_ != "VERB" or not any(c.dep_ in ("xcomp", "ccomp") for c in token.children):
+        return True
+    return verb_frames(token.lemma_, offset) & CLAUSE_FRAMES <= verb_frames(word, offset)
 
 
 def reads_as(word: str, pos: str, offset: int) -> bool:
@@ -270,7 +283,9 @@ def swap_options(doc, i: int, story: str = "") -> tuple[str, ...]:
     if t.tag_ not in ("NNS", "VBZ") and t.lower_ != t.lemma_.lower():
         return ()
     forms = [inflect(w, t.tag_) for w in in_context_synonyms(doc, i, story)]
-    return tuple(f[:1].upper() + f[1:] if t.text[:1].isupper() else f for f in forms if f)
+    # the form too must be one a reader knows: 'foliages', 'equipments' are no English
+    forms = [f for f in forms if f and (t.tag_ not in ("NNS", "VBZ") or common(f))]
+    return tuple(f[:1].upper() + f[1:] if t.text[:1].isupper() else f for f in forms)
 
 
 def emphasis_gap(doc) -> int | None:

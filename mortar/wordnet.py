@@ -88,6 +88,19 @@ def _pointers(parts: list[str]) -> list[tuple[str, int, str, int, int]]:
 _POS_LETTER = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 
 
+def verb_frames(word: str, offset: int) -> frozenset[int]:
+    """The sentence frames WordNet gives ``word`` in the verb synset at ``offset`` (wninput(5WN): 2 'Somebody ----s',
+    8 'Somebody ----s something', 28 'Somebody ----s to INFINITIVE', …): the synset's frames for all its words and
+    those for this word alone."""
+    parts = _synset_line("verb", offset)
+    words = [parts[4 + 2 * k].lower() for k in range(int(parts[3], 16))]
+    at = 4 + 2 * len(words)
+    at += 1 + 4 * int(parts[at])  # past the pointers
+    own = words.index(word.lower().replace(" ", "_")) + 1 if word.lower().replace(" ", "_") in words else -1
+    return frozenset(int(parts[at + 2 + 3 * k]) for k in range(int(parts[at]))
+                     if int(parts[at + 3 + 3 * k], 16) in (0, own))
+
+
 @lru_cache(maxsize=20000)
 def antonyms(lemma: str, pos: str, senses: int | None = 2, clusters: bool = True) -> tuple[str, ...]:
     """Words of opposite meaning ('afraid' → 'unafraid', 'fearless'): WordNet's antonyms of the lemma's most

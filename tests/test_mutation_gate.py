@@ -10,6 +10,7 @@ from mortar.methods.metal import MetalSettings, Word, make_cases as metal_make_c
 from mortar.mutation_gate import (GATE_OFF, GATE_ON, LM_MAX_DROP, NEUTRAL_WORDS, Cosine, LanguageModel, Mutation,
                                   focus_noun, in_context_synonyms, inflect, lesk_sense, make_gate, swap_options)
 from mortar.nlp import load_nlp
+from mortar.wordnet import senses, verb_frames
 from mortar.oracle import Oracle
 from mortar.vocab import ADD, LEET, SR, SYN, TYPO, WI
 
@@ -89,6 +90,17 @@ def test_a_swap_puts_a_common_word_in_the_replaced_words_form(gate, nlp):
     assert "larceny" not in in_context_synonyms(nlp("What was stolen in the theft?"), 5)
     assert reason(gate, SYN, "When did the bus leave?", "When did the motorcoach leave?") == "word sense"
     assert reason(gate, SYN, "When did the children leave?", "When did the kids leave?") is None
+
+
+def test_a_swap_is_no_symbol_no_unknown_plural_and_takes_the_verbs_clause(gate, nlp):
+    # 'Sn' is tin's chemical symbol; 'foliage' has no plural a reader knows
+    assert "Sn" not in swap_options(nlp("Who brought a tin of oat bars?"), 3)
+    assert reason(gate, SYN, "What happened to the leaves?", "What happened to the foliages?") == "word sense"
+    # 'help' takes a verb after it ('help dig'), 'assist' and 'aid' do not; without a clause they may stand for it
+    assert swap_options(nlp("Why did Fox refuse to help dig?"), 5) == ()
+    assert {"assist", "aid"} <= set(swap_options(nlp("What did the wren carry to help?"), 6))
+    assert 28 in verb_frames("help", senses("help", "VERB")[0].offset)
+    assert 28 not in verb_frames("assist", senses("help", "VERB")[0].offset)
 
 
 def test_a_word_of_a_phrasal_verb_or_compound_noun_is_not_swapped(nlp):

@@ -80,16 +80,18 @@ def test_two_answer_agreement_finds_differences_on_the_development_pairs_at_leas
 
 
 # the mutation gate against tests/data/mutation_validity_dev2.jsonl (development; never _heldout2), the proposals
-# of today's operators with the gate on: the share it keeps and the precision of "kept means same meaning", as
-# `benchmarks/mutation_validity.py` counts them
-MUTATION_DEV_KEPT = 0.615
+# today's operators still make with the gate on: the share it keeps and the precision of "kept means same meaning",
+# as `benchmarks/mutation_validity.py` counts them
+MUTATION_DEV_KEPT = 0.647
 MUTATION_DEV_PRECISION = 0.929
 
 
 def test_mutation_gate_keeps_valid_mutations_on_the_development_pairs_at_least_as_well_as_recorded():
     bench = _benchmark("mutation_validity")
+    nlp = load_nlp().nlp
     pairs = [p for p in bench.read_pairs("dev2") if p["proposal"] == "gated"]
-    gate = make_gate(load_nlp().nlp, Oracle("answer").embeddings, METAL_REVERT_BELOW, GATE_ON)
+    pairs = [p for p, now in zip(pairs, bench.proposed_now(nlp, pairs, bench.stories())) if now]
+    gate = make_gate(nlp, Oracle("answer").embeddings, METAL_REVERT_BELOW, GATE_ON)
     kept = [p for p, keeps in zip(pairs, bench.kept_by(gate, pairs, bench.stories())) if keeps]
     share, precision = len(kept) / len(pairs), sum(p["same_meaning"] for p in kept) / len(kept)
     assert share >= MUTATION_DEV_KEPT - SLACK, f"the gate's kept share fell to {share:.3f}"
