@@ -49,7 +49,7 @@ from functools import lru_cache
 
 from mortar.story_support import pointed_sentences, sentence_words
 from mortar.vocab import ADD, BT, LEET, SR, SYN, TYPO, WI
-from mortar.wordnet import Sense, sense_rank, sense_share, senses, verb_frames
+from mortar.wordnet import Sense, irregular_forms, sense_rank, sense_share, senses, verb_frames
 
 GATE_ON, GATE_OFF = "on", "off"
 GATE_CHOICES = (GATE_ON, GATE_OFF)
@@ -253,15 +253,20 @@ def protected(token) -> bool:
 
 
 def inflect(word: str, tag: str) -> str | None:
-    """The synonym in the form of the replaced word: plural nouns and third-person verbs get an -s."""
+    """The synonym in the form of the replaced word: plural nouns and third-person verbs get an -s, or the irregular
+    form WordNet lists ('children')."""
     if tag not in ("NNS", "VBZ"):
         return word
     if " " in word:
         return None  # "look into" → "looks into": too easy to get wrong
+    if tag == "NNS" and word in irregular_forms("NOUN"):
+        return next(iter(irregular_forms("NOUN")[word]))  # 'children', not 'childs'
+    if tag == "VBZ" and word in ("be", "have"):
+        return {"be": "is", "have": "has"}[word]
     if word.endswith("s") and not word.endswith("ss"):
         return None  # 'sis', 'bus', 'lens': whether the s doubles is the dictionary's to say
-    if word.endswith(("ss", "x", "z", "ch", "sh")):
-        return word + "es"
+    if word.endswith(("ss", "x", "z", "ch", "sh")) or (tag == "VBZ" and word.endswith("o")):
+        return word + "es"  # 'boxes', 'goes'
     if word.endswith("y") and word[-2:-1] not in "aeiou":
         return word[:-1] + "ies"
     return word + "s"

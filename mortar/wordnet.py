@@ -88,6 +88,19 @@ def _pointers(parts: list[str]) -> list[tuple[str, int, str, int, int]]:
 _POS_LETTER = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 
 
+@lru_cache(maxsize=4)
+def irregular_forms(pos: str) -> dict[str, tuple[str, ...]]:
+    """A lemma → its irregular inflections, from WordNet's exception list (``noun.exc``: 'children child', 'feet
+    foot'; ``verb.exc``: 'has have', 'went go')."""
+    forms: dict[str, tuple[str, ...]] = {}
+    with open(wordnet_dir() / f"{POS_FILES[pos]}.exc", encoding="utf-8") as f:
+        for line in f:
+            inflected, *lemmas = line.split()
+            for lemma in lemmas:
+                forms[lemma] = forms.get(lemma, ()) + (inflected,)
+    return forms
+
+
 def verb_frames(word: str, offset: int) -> frozenset[int]:
     """The sentence frames WordNet gives ``word`` in the verb synset at ``offset`` (wninput(5WN): 2 'Somebody ----s',
     8 'Somebody ----s something', 28 'Somebody ----s to INFINITIVE', …): the synset's frames for all its words and

@@ -81,6 +81,8 @@ def test_a_noun_is_not_swapped_for_an_ing_form_nor_pluralised_by_guess(gate, nlp
     assert reason(gate, SYN, "How long did the repairs take?", "How long did the fixings take?") == "word sense"
     assert "wearable" in in_context_synonyms(nlp("What did the clothing cost?"), 3)  # a noun in -ing itself
     assert inflect("sis", "NNS") is None and inflect("glass", "NNS") == "glasses" and inflect("box", "NNS") == "boxes"
+    # irregular forms from WordNet's exception list, not by rule
+    assert inflect("child", "NNS") == "children" and inflect("foot", "NNS") == "feet" and inflect("go", "VBZ") == "goes"
 
 
 def test_a_swap_puts_a_common_word_in_the_replaced_words_form(gate, nlp):
