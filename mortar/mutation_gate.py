@@ -68,6 +68,7 @@ SWAPPABLE = {"NOUN", "VERB", "ADJ", "ADV"}
 # Adverbs that add emphasis without narrowing what is asked: the only words an insertion may add
 NEUTRAL_WORDS = ("actually", "really")
 DOMINANT = 0.6  # with no word in common with any gloss, the most frequent sense counts when it covers this share
+ONE_WORD_SHARE = 0.5  # … and with a single word in common, below this share ('move' as travel, 'hold' as keep)
 MIN_SHARE = 0.1  # a sense chosen by the words in common is still too rare below this share of the word's uses
 SENSE_RANK = 1  # the in-context sense must be one of the new word's own SENSE_RANK most frequent senses
 NEW_WORD_SHARE = 0.5  # … and cover at least this share of the new word's tagged uses
@@ -145,7 +146,7 @@ def lesk_sense(doc, i: int, story: str = "") -> Sense | None:
 
 def sure_sense(doc, i: int, story: str = "") -> Sense | None:
     """The sense of token ``i`` when it can be trusted: Lesk found words in common with it and the sense is not
-    a rare one (at least MIN_SHARE of the word's tagged uses), or, with nothing in common, the word's most
+    a rare one (at least MIN_SHARE of the word's tagged uses; ONE_WORD_SHARE with one word in common), or, with nothing in common, the word's most
     frequent sense when it covers DOMINANT of its tagged uses (or is its only sense). None otherwise."""
     found = _lesk(doc, i, story)
     if found is None:
@@ -157,6 +158,8 @@ def sure_sense(doc, i: int, story: str = "") -> Sense | None:
         return sense
     if score == 0:
         return sense if share is not None and share >= DOMINANT else None
+    if score == 1:  # one word in common is thin evidence: the sense must also be the word's usual one
+        return sense if share is None or share >= ONE_WORD_SHARE else None
     return sense if share is None or share >= MIN_SHARE else None
 
 

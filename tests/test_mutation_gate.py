@@ -105,6 +105,13 @@ def test_a_swap_is_no_symbol_no_unknown_plural_and_takes_the_verbs_clause(gate, 
     assert 28 not in verb_frames("assist", senses("help", "VERB")[0].offset)
 
 
+def test_one_word_in_common_with_a_minority_sense_is_no_sure_sense(nlp):
+    # Lesk finds one word in common with 'move' as travel, a sense of under half of its uses: not swapped
+    story = "Your grandfather Josip moved to Liverpool in 1957 to work on the docks."
+    assert swap_options(nlp("In what year did Josip move to Liverpool?"), 5, story) == ()
+    assert "construct" in swap_options(nlp("Who is going to build the shelves inside the bus?"), 4)
+
+
 def test_a_word_of_a_phrasal_verb_or_compound_noun_is_not_swapped(nlp):
     picked = nlp("Who picked up the children?")
     assert swap_options(picked, 1) == () and "kids" in swap_options(picked, 4)  # "picked up" is one verb
