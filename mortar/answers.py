@@ -637,6 +637,9 @@ NUMERIC_QUESTION = re.compile(
     r"size|height|temperature|distance|speed|weight|price)|when|which year|in which year)\b")
 
 
+PREVENTING = {"stop", "prevent", "avoid"}  # verbs whose verb complement does not happen
+
+
 @dataclass
 class Analysis:
     """One text, read once: the facts the judge compares."""
@@ -725,6 +728,10 @@ def analyse(doc, text: str) -> Analysis:
         elif t.lower_ == "no" and t.dep_ == "det":
             a.has_negation = True
             a.negated.add(_lemma(t.head))
+        elif _lemma(t) in PREVENTING and t.pos_ == "VERB":
+            # what a verb of preventing governs does not happen: 'to stop her licking her stitches'
+            a.negated.update(_lemma(c) for c in t.subtree if c.pos_ == "VERB" and c.i > t.i
+                             and c.dep_ in ("xcomp", "ccomp", "pcomp", "advcl", "dobj"))
     a.negated_scope |= a.negated
     for t in tokens:
         if t.is_punct and t.text in (";", ",", ".", ":", "—", "-") and t.i > 0:

@@ -268,3 +268,11 @@ GIG = ("Halfway through the set Lucia's amp died. A lovely sound engineer named 
 ])
 def test_a_description_may_add_what_the_story_says_of_the_person(oracle, candidate, right):
     assert passes(oracle, "Who helped them?", "Henrik, a sound engineer", candidate, GIG) is right
+
+
+@pytest.mark.parametrize("candidate, right", [
+    ("To stop him chewing the lead.", True),  # what a verb of preventing governs does not happen
+    ("To make him chew the lead.", False),
+])
+def test_a_verb_of_preventing_says_not(oracle, candidate, right):
+    assert passes(oracle, "Why does the puppy wear a muzzle?", "so he doesn't chew the lead", candidate) is right
