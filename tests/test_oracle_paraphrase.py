@@ -276,3 +276,14 @@ def test_a_description_may_add_what_the_story_says_of_the_person(oracle, candida
 ])
 def test_a_verb_of_preventing_says_not(oracle, candidate, right):
     assert passes(oracle, "Why does the puppy wear a muzzle?", "so he doesn't chew the lead", candidate) is right
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    ("Where did the flight land?", "Bombay", "In Mumbai.", True),  # another name WordNet gives the place
+    ("Where did the flight land?", "Bombay", "In Delhi.", False),
+    ("What is the cat called?", "Biscuit", "Cookie", False),  # WordNet's 'biscuit' and 'cookie' are no names
+    ("What was in the hall?", "a longcase clock", "An oak grandfather clock.", True),  # a compound's synonym
+    ("What was in the hall?", "a longcase clock", "An oak cuckoo clock.", False),
+])
+def test_wordnet_names_and_compounds(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right
