@@ -160,6 +160,10 @@ def outcome(oracle, question, a, b):
     # item of its list
     ("Who leads the chess club?", "Chess club meets at 7 pm.", "I can't say.", NO_ANSWER),
     ("Who leads the chess club?", "Omar Haddad leads it.", "Chess club meets at 7 pm.", DIFFER),
+    # to 'why', an answer that says the question's event again and no reason gives nothing
+    ("Why was the chess match stopped?", "I can't say.", "The match was stopped in the second hour.", NO_ANSWER),
+    ("Why was the chess match stopped?", "I can't say.", "The match was stopped because the hall flooded.", DIFFER),
+    ("Why was the chess match stopped?", "I can't say.", "The hall flooded.", DIFFER),
     ("What is the vegan starter?", "Smoked aubergine with miso and sesame.",
      "For vegans it's smoked aubergine with miso and sesame instead of the burrata.", AGREE),
 ])

@@ -464,6 +464,9 @@ def non_answer(q, r, polarity=None) -> str | None:
     if q is not None and q.wh == "where" and not r.entities \
             and not PLACE_WORDS.search(WHEN_PHRASE.sub(" ", INDEFINITE.sub("", text.lower()))):
         return "gives no place"  # 'The old bath is cast iron and quite heavy.' to 'Where will the bath be taken?'
+    if q is not None and q.wh == "why" and not REASON.search(text.lower()) \
+            and any(same_word(v, x) for v in q.verbs - {"be", "have", "do"} for x in r.lemmas):
+        return "gives no reason"  # 'Gate receipts are down on last season.' to 'Why are gate receipts down?'
     if q is not None and re.search(r"\bwhat colou?rs?\b", q.text.lower()) and "colour" not in r.closed:
         return "gives no colour"  # 'She wears the usual uniform.' to 'What colour are her overalls?'
     return None
@@ -499,6 +502,10 @@ DURATION_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PERIOD_WORDS.keys()))
 CLOCK_WORDS = re.compile(r"\b(?:" + "|".join(HOUR_WORDS) + r"|o'?clock|dawn|dusk|sunrise|sunset)\b")
 # who answers 'who' without a name or a noun for one
 EVERYONE = re.compile(r"\b(?:everyone|everybody|nobody|no one|none|neither|(?:all|both|each) of|i|we|me|us|you)\b")
+# what gives a reason: a conjunction or preposition of cause or purpose, 'to' before a verb
+REASON = re.compile(r"\b(?:because|cause|caused|since|as|so|for|due|owing|thanks|after|from|reason|in order|"
+                    r"to (?!the\b|a\b|an\b|his\b|her\b|their\b|its\b)\w+|otherwise|too|enough|couldn't|can't|"
+                    r"wasn't|weren't|didn't|not)\b")
 # a preposition of time, not of place: 'served from 2:30 p.m.', 'on Monday', 'in May'
 WHEN_PHRASE = re.compile(r"\b(?:in|at|on|from|by|to|until|after|before|over|around|within|past) (?:about |around )?"
                          r"(?:\d{1,2}(?:[:.]\d\d)? ?(?:a\.?m\b\.?|p\.?m\b\.?|o'clock)|\d{1,2}:\d\d|\d{4}\b|"
