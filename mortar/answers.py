@@ -207,6 +207,20 @@ def _words(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
+def _spoken_year(words: list[str], i: int) -> tuple[float, int] | None:
+    """A year said as two numbers: 'nineteen ninety', 'twenty twenty-one' (the hundreds 16 to 20 only)."""
+    if words[i] not in CENTURY_WORDS or i + 1 >= len(words):
+        return None
+    rest = _number_word_run(words, i + 1)
+    if rest is None or not 10 <= rest[0] <= 99 or rest[0] != int(rest[0]) \
+            or rest[1] < len(words) and words[rest[1]] == "-":  # 'sixteen twelve-year-olds'
+        return None
+    return CENTURY_WORDS[words[i]] * 100 + rest[0], rest[1]
+
+
+CENTURY_WORDS = {"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20}
+
+
 def _number_word_run(words: list[str], i: int) -> tuple[float, int] | None:
     """A number written in words from i: 'three hundred and twelve', 'twenty-six', 'a hundred'."""
     total, current, j, last = 0.0, 0.0, i, None  # last: what the previous word was
@@ -340,7 +354,7 @@ def quantities(text: str) -> list[Quantity]:
             elif w in MULTIPLES and not (w in ("couple", "pair") and (i == 0 or words[i - 1] not in ("a",))):
                 value = float(MULTIPLES[w])
             else:
-                run = _number_word_run(words, i)
+                run = _spoken_year(words, i) or _number_word_run(words, i)
                 if run:
                     value, j = run
         if value is None:

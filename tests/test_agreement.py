@@ -164,6 +164,11 @@ def outcome(oracle, question, a, b):
     ("Why was the chess match stopped?", "I can't say.", "The match was stopped in the second hour.", NO_ANSWER),
     ("Why was the chess match stopped?", "I can't say.", "The match was stopped because the hall flooded.", DIFFER),
     ("Why was the chess match stopped?", "I can't say.", "The hall flooded.", DIFFER),
+    # to 'when', a number that is no time, or the question's own time words, say nothing of when
+    ("When must the hall be booked?", "I can't say.", "The hall is room one of the club.", NO_ANSWER),
+    ("When must the hall be booked?", "I can't say.", "By the twentieth.", DIFFER),
+    ("When is the final this year?", "I can't say.", "It is this year, as it is every year.", NO_ANSWER),
+    ("When was the club founded?", "1990", "In nineteen ninety.", AGREE),
     ("What is the vegan starter?", "Smoked aubergine with miso and sesame.",
      "For vegans it's smoked aubergine with miso and sesame instead of the burrata.", AGREE),
 ])

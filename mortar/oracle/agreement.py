@@ -444,12 +444,16 @@ def non_answer(q, r, polarity=None) -> str | None:
         return "does not commit"
     if q is not None and _evasive(q, r, polarity):
         return "only repeats the question's words"
-    if q is not None and not r.quantities and not QUANTIFIER.search(text.lower()):
+    counting = q is not None and bool(COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()))
+    # to 'when', a number that is no time or date says nothing of when ('The patio is phase one of the work.')
+    figures = r.quantities if q is None or q.wh != "when" or counting else [x for x in r.quantities if _a_time(x)]
+    if q is not None and not figures and not QUANTIFIER.search(text.lower()):
         # a count with no number ('They bake bread for cafés all over the county.' to 'How many cafés …?'); a time
-        # or an amount with no number and no time: 'It took a while.', 'The talk is about her life.'
-        if COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()):
+        # or an amount with no number and no time: 'It took a while.', 'The talk is about her life.'; the question's
+        # own time words are none ('It falls this year, as it does every year.' to 'When is it this year?')
+        if counting:
             return "gives no number"
-        if q.numeric and not TIME_WORDS.search(text.lower()):
+        if q.numeric and not TIME_WORDS.search(_unsaid(text, q)):
             return "gives no time or amount"
         if HOW_LONG.search(q.text.lower()) and not DURATION_WORDS.search(text.lower()):
             return "gives no time or amount"  # 'It was resurfaced and is now open.' to 'How long did it take?'
@@ -470,6 +474,19 @@ def non_answer(q, r, polarity=None) -> str | None:
     if q is not None and re.search(r"\bwhat colou?rs?\b", q.text.lower()) and "colour" not in r.closed:
         return "gives no colour"  # 'She wears the usual uniform.' to 'What colour are her overalls?'
     return None
+
+
+def _a_time(x) -> bool:
+    """A quantity that can say when: a unit or a clock part, or a number that counts no thing and is written in
+    digits, as an ordinal ('the twentieth') or as a year ('two thousand and nine')."""
+    written = bool(re.search(r"\d|(?:st|nd|rd|th)$", x.text)) or 1000 <= x.value <= 2100
+    return bool(x.dim) or (written and (x.noun is None or bool(TIME_WORDS.search(x.noun))))
+
+
+def _unsaid(text: str, q) -> str:
+    """The answer's words (lower case) without those the question says."""
+    said = {w.lower() for w in _WORD.findall(q.text)}
+    return " ".join(w for w in _WORD.findall(text.lower()) if w not in said)
 
 
 # questions only a number or a quantifier answers ('How much experience is needed?', not 'How much did she like it?')
