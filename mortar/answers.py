@@ -652,6 +652,7 @@ NUMERIC_QUESTION = re.compile(
 
 
 PREVENTING = {"stop", "prevent", "avoid"}  # verbs whose verb complement does not happen
+LACKING = {"shortage", "lack", "absence", "want", "dearth", "scarcity"}  # nouns whose 'of' or compound is not there
 
 
 @dataclass
@@ -742,6 +743,11 @@ def analyse(doc, text: str) -> Analysis:
         elif t.lower_ == "no" and t.dep_ == "det":
             a.has_negation = True
             a.negated.add(_lemma(t.head))
+        elif _lemma(t) in LACKING and t.pos_ == "NOUN":
+            # 'a crew shortage', 'a lack of staff': what is lacking is not there
+            a.negated.update(_lemma(c) for c in t.children if c.dep_ in ("compound", "amod") and c.pos_ == "NOUN")
+            a.negated.update(_lemma(g) for c in t.children if c.dep_ == "prep" and c.lower_ == "of"
+                             for g in c.children if g.dep_ == "pobj")
         elif _lemma(t) in PREVENTING and t.pos_ == "VERB":
             # what a verb of preventing governs does not happen: 'to stop her licking her stitches'
             a.negated.update(_lemma(c) for c in t.subtree if c.pos_ == "VERB" and c.i > t.i

@@ -287,3 +287,12 @@ def test_a_verb_of_preventing_says_not(oracle, candidate, right):
 ])
 def test_wordnet_names_and_compounds(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right
+
+
+@pytest.mark.parametrize("candidate, right", [
+    ("A staff shortage.", True),  # what a shortage or a lack is of is not there
+    ("A lack of staff.", True),
+    ("Too many staff.", False),
+])
+def test_a_shortage_says_not_enough(oracle, candidate, right):
+    assert passes(oracle, "Why was the café closed?", "there weren't enough staff", candidate) is right
