@@ -339,6 +339,15 @@ def test_a_verb_tagged_as_a_plural_noun_does_not_make_a_fragment():
     assert not dg.round(2).elliptical
 
 
+def test_a_question_with_only_a_participle_is_a_fragment():
+    seed = Seed("tent", "Raj's new tent weighs 1.2 kg; his old one weighed 3 kg. He compared them on a long hike.", (
+        Round(1, "How heavy is Raj's new tent?", "1.2 kg"), Round(2, "Compared with his old tent?", "much lighter"),
+        Round(3, "Who compared the two tents?", "Raj")))
+    (dg,) = SpacyExtractor().extract_many([seed])
+    assert dg.round(2).elliptical and dg.round(2).continues == 1
+    assert not dg.round(3).elliptical
+
+
 def test_a_role_said_with_as_is_no_new_person_for_a_pronoun():
     seed = Seed("nurse", "Ines Varga came to Canada as a ship's nurse and married Anders Lund.", (
         Round(1, "Who is the story about?", "Ines Varga"),
