@@ -146,8 +146,9 @@ def lesk_sense(doc, i: int, story: str = "") -> Sense | None:
 
 def sure_sense(doc, i: int, story: str = "") -> Sense | None:
     """The sense of token ``i`` when it can be trusted: Lesk found words in common with it and the sense is not
-    a rare one (at least MIN_SHARE of the word's tagged uses; ONE_WORD_SHARE with one word in common), or, with nothing in common, the word's most
-    frequent sense when it covers DOMINANT of its tagged uses (or is its only sense). None otherwise."""
+    a rare one (at least MIN_SHARE of the word's tagged uses; ONE_WORD_SHARE with one word in common), or, with
+    nothing in common, the word's most frequent sense when it covers DOMINANT of its tagged uses (or is its only
+    sense). None otherwise."""
     found = _lesk(doc, i, story)
     if found is None:
         return None
@@ -264,8 +265,6 @@ def inflect(word: str, tag: str) -> str | None:
         return None  # "look into" → "looks into": too easy to get wrong
     if tag == "NNS" and word in irregular_forms("NOUN"):
         return next(iter(irregular_forms("NOUN")[word]))  # 'children', not 'childs'
-    if tag == "VBZ" and word in ("be", "have"):
-        return {"be": "is", "have": "has"}[word]
     if word.endswith("s") and not word.endswith("ss"):
         return None  # 'sis', 'bus', 'lens': whether the s doubles is the dictionary's to say
     if word.endswith(("ss", "x", "z", "ch", "sh")) or (tag == "VBZ" and word.endswith("o")):
