@@ -296,3 +296,13 @@ def test_wordnet_names_and_compounds(oracle, question, gold, candidate, right):
 ])
 def test_a_shortage_says_not_enough(oracle, candidate, right):
     assert passes(oracle, "Why was the café closed?", "there weren't enough staff", candidate) is right
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    ("Where did the band play?", "Nairobi", "In the Kenyan capital.", True),  # WordNet: the capital of Kenya
+    ("Where did the band play?", "Nairobi", "In the Ugandan capital.", False),
+    ("Who paid for the survey?", "the WWF", "The World Wide Fund for Nature.", True),  # the acronym stops at 'for'
+    ("Who paid for the survey?", "the WWF", "The World Health Organization.", False),
+])
+def test_a_capital_by_its_country_and_an_acronym_that_stops_at_for(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right

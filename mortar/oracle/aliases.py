@@ -97,6 +97,11 @@ def with_acronyms(other: str, text: str) -> str:
     def short(m):
         words = [w for w in m.group(0).split() if w.lower() not in _SKIPPED]
         initials = "".join(w[0] for w in words).upper()
-        return initials if initials in acronyms else m.group(0)
+        if initials in acronyms:
+            return initials
+        # the acronym may stop where 'for' or 'of' starts: 'World Wide Fund for Nature' is the 'WWF'
+        head = re.split(r"\s+(?:of|for)\s+", m.group(0))[0]
+        initials = "".join(w[0] for w in head.split() if w.lower() not in _SKIPPED).upper()
+        return f"{initials}{m.group(0)[len(head):]}" if len(initials) >= 2 and initials in acronyms else m.group(0)
 
     return _NAME_RUN.sub(short, text)

@@ -20,7 +20,7 @@ from mortar.answers import (CLOCK, CLOSED_CLASSES, MONEY, PROFORMS, TITLES, UNIT
                             fold_accents, normalize_word, periods, quantities, rate, same_word)
 from mortar.oracle.aliases import canonical_names, countries, with_acronyms
 from mortar.oracle.embeddings import Embeddings
-from mortar.wordnet import WordNetMissing, antonyms, kind_in_common, names_an_agent, synonyms
+from mortar.wordnet import WordNetMissing, antonyms, kind_in_common, names_an_agent, senses, synonyms
 from mortar.nlp import load_nlp, parsed_story
 
 # the answer oracle's fixed points on its [0, 1] scale (default threshold 0.5)
@@ -403,6 +403,8 @@ class AnswerJudge:
                 hit = f"contains the reference entity ({' '.join(sorted(ref))})"
             if hit is None and any(_other_name(ref, r.text, name, c.text) for name in c.entities):
                 hit = f"gives another name of the reference's ({' '.join(sorted(ref))})"  # 'Saigon', 'Bombay'
+            if hit is None and _capital_of(ref, r.text, c.text):
+                hit = f"names the country whose capital the reference is ({' '.join(sorted(ref))})"
             if hit is None:
                 missed.append(ref)
             found = found or hit
@@ -740,6 +742,17 @@ def _other_name(ref: frozenset[str], ref_text: str, name: frozenset[str], text: 
     a, b = _phrase(ref, ref_text), _phrase(name, text)
     # names only: WordNet writes them with a capital ('biscuit' and 'cookie' are no names of one dog)
     return bool(a and b) and b.lower() in {x.lower() for x in synonyms(a, "NOUN") if x[:1].isupper()}
+
+
+def _capital_of(ref: frozenset[str], ref_text: str, text: str) -> bool:
+    """Does the answer call the reference's city the capital of the country WordNet says it is the capital of ('the
+    Portuguese capital' for 'Lisbon': 'capital and largest city … of Portugal')?"""
+    if not re.search(r"\bcapital\b", text.lower()):
+        return False
+    name = _phrase(ref, ref_text)
+    glosses = [s.gloss.split(";")[0].lower() for s in senses(name, "NOUN")] if name else []
+    return any(re.match(rf"(?:the )?capital\b.*\bof {re.escape(country)}\b", g)
+               for country in countries(text) for g in glosses)
 
 
 def _synonym_said(word: str, words: set[str]) -> bool:
