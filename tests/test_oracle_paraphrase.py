@@ -306,3 +306,11 @@ def test_a_shortage_says_not_enough(oracle, candidate, right):
 ])
 def test_a_capital_by_its_country_and_an_acronym_that_stops_at_for(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right
+
+
+@pytest.mark.parametrize("candidate, right", [
+    ("It's her first time in Peru.", True),  # a first time says no to 'before'
+    ("She went there twice before.", False),
+])
+def test_a_first_time_says_no_to_before(oracle, candidate, right):
+    assert passes(oracle, "Had Ana been to Peru before?", "no", candidate) is right

@@ -290,6 +290,9 @@ class AnswerJudge:
             return "no"  # 'It's only splash-resistant.' to 'Is it waterproof?'
         if re.search(r"\binstead\b|\brather than\b", c.text.lower()):
             return "no"  # 'They found her ring instead.' to 'Did they find the key?'
+        if q is not None and re.search(r"\b(?:before|ever|previously)\b", q.text.lower()) \
+                and re.search(r"\b(?:first|never)\b.*\btime\b|\bfirst ever\b", c.text.lower()):
+            return "no"  # 'This is his first time.' to 'Has he been here before?'
         if c.root in PROFORMS and c.n_tokens <= 6 and not c.root_complement:
             return "yes"  # an echo: 'He did.', 'She was.' (not 'They have to be over 11.')
         if q is not None and any(same_word(c.root, v) for v in verbs) and not c.has_negation:
