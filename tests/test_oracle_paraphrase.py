@@ -314,3 +314,11 @@ def test_a_capital_by_its_country_and_an_acronym_that_stops_at_for(oracle, quest
 ])
 def test_a_first_time_says_no_to_before(oracle, candidate, right):
     assert passes(oracle, "Had Ana been to Peru before?", "no", candidate) is right
+
+
+@pytest.mark.parametrize("candidate, right", [
+    ("At no additional fee, it comes with the room.", True),
+    ("At an additional fee of £5, it comes with the room.", False),
+])
+def test_no_additional_fee_costs_nothing(oracle, candidate, right):
+    assert passes(oracle, "Does the towel cost extra?", "no", candidate) is right

@@ -822,8 +822,9 @@ REFUSING = frozenset({"decline", "refuse", "reject", "deny", "fail", "forget", "
 
 
 def _costs_nothing(r) -> bool:
-    """'free', 'nothing', 'no charge', '£0': a price of nothing."""
-    return bool(re.search(r"\b(?:free|nothing|no charge|no cost|no fee|costs? nothing|zero)\b", r.text.lower())) \
+    """'free', 'nothing', 'no charge', 'no extra charge', '£0': a price of nothing."""
+    return bool(re.search(r"\b(?:free|nothing|no (?:extra |additional )?(?:charge|cost|fee)|costs? nothing|zero)\b",
+                          r.text.lower())) \
         or any(x.value == 0 and x.dim in MONEY for x in r.quantities)
 
 
