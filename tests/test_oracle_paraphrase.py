@@ -322,3 +322,21 @@ def test_a_first_time_says_no_to_before(oracle, candidate, right):
 ])
 def test_no_additional_fee_costs_nothing(oracle, candidate, right):
     assert passes(oracle, "Does the towel cost extra?", "no", candidate) is right
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    ("Who phoned the office?", "her brother Mateo", "Her brother from Quito.", True),  # a place is no other person
+    ("Who phoned the office?", "her brother Mateo", "Her neighbour Sofia.", False),
+    ("Who buys the cheese?", "shops in Leeds", "Shops in York.", False),  # the reference names a place itself
+])
+def test_a_place_beside_a_description_is_no_other_person(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right
+
+
+@pytest.mark.parametrize("candidate, right", [
+    ("Anna Reed's nephew.", True),  # the owner the reference calls 'her' is no other person
+    ("Anna Reed's gardener.", False),
+    ("Anna Reed.", False),
+])
+def test_the_owner_a_reference_calls_her_is_no_other_person(oracle, candidate, right):
+    assert passes(oracle, "Who found the letter?", "her nephew, Tom Reed", candidate) is right

@@ -390,7 +390,12 @@ class AnswerJudge:
             return None
         text_words = set(c.lemmas)
         known = set(r.lemmas) | echo
-        new = [e for e in c.entities if not e <= known]
+        # to 'who', a place the answer names ('Her sibling from Lima.') is where someone is, not another someone,
+        # unless the reference names a place too ('restaurants in Glasgow')
+        aside = c.places if q is not None and q.wh in ("who", "whom", "whose") and not r.places else []
+        if re.search(r"\b(?:his|her|their)\b", r.text.lower()):
+            aside = aside + c.possessors  # "Edith Harwood's nephew" for 'her nephew, Dr Samuel Harwood'
+        new = [e for e in c.entities if not e <= known and e not in aside]
         found, missed = None, []
         for ref in ref_names:
             hit = None
