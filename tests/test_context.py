@@ -224,13 +224,12 @@ def test_a_raised_it_is_a_pronoun_and_an_extraposed_it_is_none():
     assert g.round(3).anaphors == ()
 
 
-def test_meanwhile_instead_and_at_the_time_point_back_at_a_told_event():
+def test_meanwhile_and_at_the_time_point_back_at_a_told_event():
     g, _ = small_seed(
         "ferry", "The Aurora is in dry dock until March. The Nordlys runs the route. Cars now park on Dock Road.",
         ("Which ship is in dry dock?", "the Aurora"), ("Which ship runs the route meanwhile?", "the Nordlys"),
-        ("Where do cars park instead?", "on Dock Road"), ("Where was the Aurora at the time?", "in dry dock"),
-        ("Which ship runs the route in March?", "the Aurora"))
-    assert [g.round(k).anaphors for k in (2, 3, 4, 5)] == [("meanwhile",), ("instead",), ("time",), ()]
+        ("Where was the Aurora at the time?", "in dry dock"), ("Which ship runs the route in March?", "the Aurora"))
+    assert [g.round(k).anaphors for k in (2, 3, 4)] == [("meanwhile",), ("time",), ()]
 
 
 def test_an_acronym_is_no_pronoun():

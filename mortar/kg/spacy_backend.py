@@ -457,9 +457,9 @@ class _SeedExtraction:
             return "other"  # 'the other man' contrasts with someone named before
         if low == "then" and tok.tag_ == "RB":
             return "then"
-        if low in RELATIVE_TIME and tok.pos_ == "ADV" or (low == "time" and tok.head.lower_ == "at" and any(
+        if low == "meanwhile" and tok.pos_ == "ADV" or (low == "time" and tok.head.lower_ == "at" and any(
                 c.lower_ == "the" for c in tok.children)):
-            return "then"  # said against an event told before: 'meanwhile', 'instead', 'at the time'
+            return "then"  # said against an event told before: 'meanwhile', 'at the time'
         if low in ("this", "that", "these", "those") and tok.dep_ == "det" and tok.head.pos_ == "NOUN":
             return "demonstrative"
         if low in ("this", "that", "these", "those") and tok.dep_ == "mark" and tok.i + 1 < len(tok.doc) \
@@ -700,9 +700,6 @@ def _coordination(rules, doc: Doc) -> None:
         for sibling in siblings:
             if sibling.i != tok.i and tok._.coref_chains.temp_governing_sibling is None:
                 sibling._.coref_chains.temp_governing_sibling = tok
-
-
-RELATIVE_TIME = {"meanwhile", "instead"}
 
 
 def _bound_apart(pronoun: Token, other: Token) -> bool:
