@@ -169,6 +169,13 @@ def outcome(oracle, question, a, b):
     ("When must the hall be booked?", "I can't say.", "By the twentieth.", DIFFER),
     ("When is the final this year?", "I can't say.", "It is this year, as it is every year.", NO_ANSWER),
     ("When was the club founded?", "1990", "In nineteen ninety.", AGREE),
+    # advice answers nothing; a quantifier is no time; a lone preposition or "It's" is no name; where the text says it
+    ("Where can members park?", "I can't say.", "Parking is nearby; it's best to check locally.", NO_ANSWER),
+    ("Where can members park?", "I can't say.", "Behind the hall; it's best to come early.", DIFFER),
+    ("When is the open day?", "I can't say.", "Soon, and it's free for all members.", NO_ANSWER),
+    ("Who keeps the key?", "I can't say.", "At 19:00.", NO_ANSWER),
+    ("Who keeps the key?", "I can't say.", "It's always best to stay safe.", NO_ANSWER),
+    ("Who keeps the key?", "It says in the newsletter.", "I can't say.", NO_ANSWER),
     ("What is the vegan starter?", "Smoked aubergine with miso and sesame.",
      "For vegans it's smoked aubergine with miso and sesame instead of the burrata.", AGREE),
 ])

@@ -48,6 +48,7 @@ NOT_TOLD = re.compile(r"\b(?:it|that|this)(?:'s not| is not| was not|'s never| i
                       r"|\b(?:is|are|was|were) (?:given|listed|recorded|explained|shown|described|written|noted|"
                       r"printed|stated|set out) (?:\w+ )?(?:in|on|at) (?:the|page|its|their|his|her)\b"
                       r"|\b(?:have|had|got) no (?:idea|clue)\b"
+                      r"|^\W*(?:it|this|that) (?:says|is) (?:so )?(?:in|on) the \w+\W*$"  # 'It says in the notice.'
                       r"|\b(?:not something|nothing) (?:i|we) can (?:tell|say|answer)\b"
                       r"|\bplease (?:check|consult|contact|ask|visit|see|refer to)\b"  # sends the asker elsewhere
                       r"|^\W*(?:the|this|that|these|those) \w+ (?:doesn't|does not|didn't|did not|don't|do not) "
@@ -444,31 +445,35 @@ def non_answer(q, r, polarity=None) -> str | None:
         return "does not commit"
     if q is not None and _evasive(q, r, polarity):
         return "only repeats the question's words"
+    # what kind of thing the answer gives is read without the advice around it ('it's best to check locally')
+    plain = ADVICE.sub(" ", text.lower().replace("’", "'"))
+    if not re.search(r"\w", FILLER.sub(" ", plain)):
+        return "only gives advice"  # 'It's always best to check with your doctor.'
     counting = q is not None and bool(COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()))
     # to 'when', a number that is no time or date says nothing of when ('The patio is phase one of the work.')
     figures = r.quantities if q is None or q.wh != "when" or counting else [x for x in r.quantities if _a_time(x)]
-    if q is not None and not figures and not QUANTIFIER.search(text.lower()):
+    if q is not None and not figures and not (QUANTIFIER.search(plain) and q.wh != "when"):
         # a count with no number ('They bake bread for cafés all over the county.' to 'How many cafés …?'); a time
         # or an amount with no number and no time: 'It took a while.', 'The talk is about her life.'; the question's
         # own time words are none ('It falls this year, as it does every year.' to 'When is it this year?')
         if counting:
             return "gives no number"
-        if q.numeric and not TIME_WORDS.search(_unsaid(text, q)):
+        if q.numeric and not TIME_WORDS.search(_unsaid(plain, q)):
             return "gives no time or amount"
-        if HOW_LONG.search(q.text.lower()) and not DURATION_WORDS.search(text.lower()):
+        if HOW_LONG.search(q.text.lower()) and not DURATION_WORDS.search(plain):
             return "gives no time or amount"  # 'It was resurfaced and is now open.' to 'How long did it take?'
     if q is not None and re.search(r"\bwhat time\b", q.text.lower()) \
             and not any(x.dim == CLOCK[0] or (x.dim is None and 0 < x.value <= 24) for x in r.quantities) \
-            and not CLOCK_WORDS.search(text.lower()):
+            and not CLOCK_WORDS.search(plain):
         return "gives no time of day"  # 'It starts with the traffic on 97.4 FM.' to 'What time did it start?'
-    if q is not None and q.wh in ("who", "whom", "whose") and not r.entities and not EVERYONE.search(text.lower()) \
-            and not _capitalised(FILLER.sub(" ", text), q.text) \
+    if q is not None and q.wh in ("who", "whom", "whose") and not r.entities and not EVERYONE.search(plain) \
+            and not _capitalised(FILLER.sub(" ", ADVICE.sub(" ", text)), q.text) \
             and not any(names_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
         return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
     if q is not None and q.wh == "where" and not r.entities \
-            and not PLACE_WORDS.search(WHEN_PHRASE.sub(" ", INDEFINITE.sub("", text.lower()))):
+            and not PLACE_WORDS.search(WHEN_PHRASE.sub(" ", INDEFINITE.sub("", plain))):
         return "gives no place"  # 'The old bath is cast iron and quite heavy.' to 'Where will the bath be taken?'
-    if q is not None and q.wh == "why" and not REASON.search(text.lower()) \
+    if q is not None and q.wh == "why" and not REASON.search(plain) \
             and any(same_word(v, x) for v in q.verbs - {"be", "have", "do"} for x in r.lemmas):
         return "gives no reason"  # 'Gate receipts are down on last season.' to 'Why are gate receipts down?'
     if q is not None and re.search(r"\bwhat colou?rs?\b", q.text.lower()) and "colour" not in r.closed:
@@ -519,6 +524,10 @@ DURATION_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PERIOD_WORDS.keys()))
 CLOCK_WORDS = re.compile(r"\b(?:" + "|".join(HOUR_WORDS) + r"|o'?clock|dawn|dusk|sunrise|sunset)\b")
 # who answers 'who' without a name or a noun for one
 EVERYONE = re.compile(r"\b(?:everyone|everybody|nobody|no one|none|neither|(?:all|both|each) of|i|we|me|us|you)\b")
+# advice that answers nothing: 'it's always best to check locally', 'I'd recommend asking the office'
+ADVICE = re.compile(r"\b(?:it's|it is|it's always|it is always) (?:always |usually |probably )?(?:best|better|wise|"
+                    r"advisable|a good idea|worth|important) to [^.;!?]*|\b(?:i'd|i would|we'd|we would) (?:always )?"
+                    r"(?:recommend|suggest|advise) [^.;!?]*")
 # what gives a reason: a conjunction or preposition of cause or purpose, 'to' before a verb
 REASON = re.compile(r"\b(?:because|cause|caused|since|as|so|for|due|owing|thanks|after|from|reason|in order|"
                     r"to (?!the\b|a\b|an\b|his\b|her\b|their\b|its\b)\w+|otherwise|too|enough|couldn't|can't|"
@@ -573,7 +582,8 @@ def _capitalised(text: str, question: str = "") -> list[str]:
     from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's English stop list (spaCy is loaded with the parse)
 
     lower = set(re.findall(r"\b[a-z][\w'-]*", question))
-    return [w for w in re.findall(r"\b[A-Z][\w'-]*", text) if w.lower() not in STOP_WORDS | CALENDAR | lower]
+    return [w for w in re.findall(r"\b[A-Z][\w'-]*", text.replace("’", "'"))
+            if w.lower() not in STOP_WORDS | CALENDAR | lower and w.lower().split("'")[0] not in STOP_WORDS]  # "It's"
 
 
 CALENDAR = frozenset(CLOSED_CLASSES["weekday"] | CLOSED_CLASSES["month"])
