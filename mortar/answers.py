@@ -456,6 +456,12 @@ def _fraction_of(words: list[str], i: int) -> tuple[float, str, float, int] | No
     if k + 1 < len(words) and words[k] == "-" and words[k + 1] in UNITS:  # 'a half-day shift'
         unit, factor = UNITS[words[k + 1]]
         return fraction, unit, factor, k + 2
+    if k + 1 < len(words) and words[k] in ("a", "an") and words[k + 1] in SCALES:  # 'a quarter of a million litres'
+        value, m = fraction * SCALES[words[k + 1]], k + 2
+        if m < len(words) and words[m] in UNITS:
+            unit, factor = UNITS[words[m]]
+            return value, unit, factor, m + 1
+        return value, None, 1.0, m
     if k + 1 < len(words) and words[k] in ("a", "an") and (words[k + 1] in UNITS or words[k + 1] in MULTIPLES):
         what = words[k + 1]
         if what in MULTIPLES:

@@ -176,6 +176,12 @@ def outcome(oracle, question, a, b):
     ("Who keeps the key?", "I can't say.", "At 19:00.", NO_ANSWER),
     ("Who keeps the key?", "I can't say.", "It's always best to stay safe.", NO_ANSWER),
     ("Who keeps the key?", "It says in the newsletter.", "I can't say.", NO_ANSWER),
+    # a bare number's loop beside an answer that gives it; a quarter of a million; free said with a negation
+    ("How much was the chess set?", "The set was £40, paid on the night.", "£40 £40 £40 £40 £40 £40 £40", AGREE),
+    ("How much was the chess set?", "The set was £45, paid on the night.", "£40 £40 £40 £40 £40 £40 £40", DIFFER),
+    ("How many visitors came?", "250,000 people.", "a quarter of a million people", AGREE),
+    ("Is the hall free for members?", "Yes.", "It doesn't cost members anything.", AGREE),
+    ("Is the hall free for members?", "Yes.", "It doesn't cost members anything, but guests pay.", AGREE),
     ("What is the vegan starter?", "Smoked aubergine with miso and sesame.",
      "For vegans it's smoked aubergine with miso and sesame instead of the burrata.", AGREE),
 ])

@@ -220,10 +220,11 @@ def _inside(short, loop) -> bool:
 
 def _loop_in(loop, other, q) -> bool:
     """Is what a loop repeats part of the other's short answer, and not a word of the question ('312 312 312 …' and
-    'He carried 312.'; not 'Purser purser …' to 'Who is the purser?')?"""
+    'He carried 312.'; not 'Purser purser …' to 'Who is the purser?')? A loop of a bare number may stand beside a
+    longer answer that gives that number and no other ('£40 £40 …' and 'The deposit was £40, off the final bill.')."""
     words = set(loop.content) - (q.lemmas if q is not None else set())
     values = {x.value for x in loop.quantities}
-    return other.n_tokens <= 2 * SHORT and bool(words or values) and words <= set(other.lemmas) \
+    return (other.n_tokens <= 2 * SHORT or not words) and bool(words or values) and words <= set(other.lemmas) \
         and values == {x.value for x in other.quantities}  # not 'A voucher voucher …' and 'A £50 voucher.'
 
 

@@ -264,8 +264,9 @@ class AnswerJudge:
             return "yes"  # 'He will, after the meeting.', 'She did — two bowls.'
         if q is not None and re.search(r"\b(?:cost|charge|pay)\b", q.text.lower()) and _costs_nothing(c):
             return "no"  # 'Does it cost anything to get in?' 'Entry is free.'
-        if q is not None and "free" in q.lemmas and _costs_nothing(c) and not re.search(r"n't\b|\bnot\b", c.text):
-            return "yes"  # 'Is entry free?' 'It costs nothing.'
+        if q is not None and "free" in q.lemmas and _costs_nothing(c) \
+                and not re.search(r"n't\b|\bnot\b", NO_COST.sub(" ", c.text.lower().replace("’", "'"))):
+            return "yes"  # 'Is entry free?' 'It costs nothing.', "It doesn't cost anything."
         opposite = _opposite_of_question(c, q)  # 'Was anyone injured?' — 'Everyone was unharmed.'
         if opposite:
             return opposite
@@ -826,10 +827,15 @@ PRICE_QUESTION = re.compile(r"\bhow much\b.*\b(?:cost|costs|pay|pays|paid|charge
 REFUSING = frozenset({"decline", "refuse", "reject", "deny", "fail", "forget", "neglect", "lose", "miss"})
 
 
+# "doesn't cost anything", 'will not cost a penny': a price of nothing said with a negation
+NO_COST = re.compile(r"\b(?:doesn't|does not|don't|do not|won't|will not|didn't|did not) cost (?:\w+ )?"
+                     r"(?:anything|a penny|a thing|a cent)\b")
+
+
 def _costs_nothing(r) -> bool:
-    """'free', 'nothing', 'no charge', 'no extra charge', '£0': a price of nothing."""
+    """'free', 'nothing', 'no charge', 'no extra charge', "doesn't cost anything", '£0': a price of nothing."""
     return bool(re.search(r"\b(?:free|nothing|no (?:extra |additional )?(?:charge|cost|fee)|costs? nothing|zero)\b",
-                          r.text.lower())) \
+                          r.text.lower()) or NO_COST.search(r.text.lower().replace("’", "'"))) \
         or any(x.value == 0 and x.dim in MONEY for x in r.quantities)
 
 
