@@ -182,6 +182,17 @@ def outcome(oracle, question, a, b):
     ("How many visitors came?", "250,000 people.", "a quarter of a million people", AGREE),
     ("Is the hall free for members?", "Yes.", "It doesn't cost members anything.", AGREE),
     ("Is the hall free for members?", "Yes.", "It doesn't cost members anything, but guests pay.", AGREE),
+    # a name asked for; a time of day asked for (a date is none); an amount asked for; a vague place; a time's loop
+    ("What is the treasurer's name?", "I can't say.", "The treasurer looks after the club's money.", NO_ANSWER),
+    ("What is the treasurer's name?", "I can't say.", "Her name is Lena Vogt.", DIFFER),
+    ("What hours is the hall open?", "I can't say.", "Thursday 15 May.", NO_ANSWER),
+    ("What time does the match start?", "I can't say.", "On the 6th.", NO_ANSWER),
+    ("How much was the entry fee?", "I can't say.", "The entry fee was paid when you booked.", NO_ANSWER),
+    ("What is the deposit for the hall?", "I can't say.", "The deposit covers any damage.", NO_ANSWER),
+    ("How much does a second board cost?", "I can't say.", "A second board can be hired.", NO_ANSWER),
+    ("Where must the tables go?", "I can't say.", "They must go to a new place.", NO_ANSWER),
+    ("What time is the bus?", "The number 9 bus.", "8:12 8:12 8:12 8:12 8:12 8:12", DIFFER),
+    ("What time is the bus?", "At 8:12.", "8:12 8:12 8:12 8:12 8:12 8:12", AGREE),
     ("What is the vegan starter?", "Smoked aubergine with miso and sesame.",
      "For vegans it's smoked aubergine with miso and sesame instead of the burrata.", AGREE),
 ])

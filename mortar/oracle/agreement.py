@@ -77,7 +77,8 @@ GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", 
 # 'something to do with the weather' (a name or a number in it does: 'someone called Ines Moreau')
 INDEFINITE = re.compile(r"\b(?:someone|somebody|something|somewhere|anyone|anybody|anything|anywhere|whoever|"
                         r"whatever|wherever|whenever|(?:some|lots of|a lot of|all sorts of|various) (?:\w+ )?things|"
-                        r"what (?:they|you|he|she|we|it) (?:need|needs|want|wants|like|likes))"
+                        r"what (?:they|you|he|she|we|it) (?:need|needs|want|wants|like|likes)|"
+                        r"(?:a|another|some|a different|a new) (?:place|location|spot|area)\b)"
                         r"\b[^.,;:!?]*", re.IGNORECASE)  # 'Some things will still work.', 'whenever that is'
 # 'It depends on your issue.', 'That comes down to what you have.'
 DEPENDS = re.compile(r"^\W*(?:well,? )?(?:it|that) (?:all |really |just )?(?:depends|comes down to|varies)\b")
@@ -219,12 +220,11 @@ def _inside(short, loop) -> bool:
 
 
 def _loop_in(loop, other, q) -> bool:
-    """Is what a loop repeats part of the other's short answer, and not a word of the question ('312 312 312 …' and
-    'He carried 312.'; not 'Purser purser …' to 'Who is the purser?')? A loop of a bare number may stand beside a
-    longer answer that gives that number and no other ('£40 £40 …' and 'The deposit was £40, off the final bill.')."""
+    """Is what a loop repeats part of the other's short answer, and not a word of the question ('Lena Lena …' and
+    'Lena Vogt'; not 'Purser purser …' to 'Who is the purser?')?"""
     words = set(loop.content) - (q.lemmas if q is not None else set())
     values = {x.value for x in loop.quantities}
-    return (other.n_tokens <= 2 * SHORT or not words) and bool(words or values) and words <= set(other.lemmas) \
+    return other.n_tokens <= 2 * SHORT and bool(words or values) and words <= set(other.lemmas) \
         and values == {x.value for x in other.quantities}  # not 'A voucher voucher …' and 'A £50 voucher.'
 
 
@@ -453,6 +453,8 @@ def non_answer(q, r, polarity=None) -> str | None:
     counting = q is not None and bool(COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()))
     # to 'when', a number that is no time or date says nothing of when ('The patio is phase one of the work.')
     figures = r.quantities if q is None or q.wh != "when" or counting else [x for x in r.quantities if _a_time(x)]
+    if counting:  # a number the question says is no answer to it ('A second table can be hired.')
+        figures = [x for x in figures if not any(x.matches(y) for y in quantities(q.text))]
     if q is not None and not figures and not (QUANTIFIER.search(plain) and q.wh != "when"):
         # a count with no number ('They bake bread for cafés all over the county.' to 'How many cafés …?'); a time
         # or an amount with no number and no time: 'It took a while.', 'The talk is about her life.'; the question's
@@ -463,14 +465,18 @@ def non_answer(q, r, polarity=None) -> str | None:
             return "gives no time or amount"
         if HOW_LONG.search(q.text.lower()) and not DURATION_WORDS.search(plain):
             return "gives no time or amount"  # 'It was resurfaced and is now open.' to 'How long did it take?'
-    if q is not None and re.search(r"\bwhat time\b", q.text.lower()) \
-            and not any(x.dim == CLOCK[0] or (x.dim is None and 0 < x.value <= 24) for x in r.quantities) \
+    if q is not None and re.search(r"\bwhat (?:time|times|hours)\b|\bwhich hours\b", q.text.lower()) \
+            and not any(x.dim == CLOCK[0] or (x.dim is None and 0 < x.value <= 24 and x.noun is None
+                                               and not re.search(r"(?:st|nd|rd|th)$", x.text)) for x in r.quantities) \
             and not CLOCK_WORDS.search(plain):
         return "gives no time of day"  # 'It starts with the traffic on 97.4 FM.' to 'What time did it start?'
     if q is not None and q.wh in ("who", "whom", "whose") and not r.entities and not EVERYONE.search(plain) \
             and not _capitalised(FILLER.sub(" ", ADVICE.sub(" ", text)), q.text) \
             and not any(names_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
         return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
+    if q is not None and NAME_ASKED.search(q.text.lower()) and not [e for e in r.entities if e not in r.places] \
+            and not (_capitalised(FILLER.sub(" ", ADVICE.sub(" ", text)), q.text) and not r.places):
+        return "gives no name"  # 'The driver asks you to leave empty boxes out.' to "What is the driver's name?"
     if q is not None and q.wh == "where" and not r.entities \
             and not PLACE_WORDS.search(WHEN_PHRASE.sub(" ", INDEFINITE.sub("", plain))):
         return "gives no place"  # 'The old bath is cast iron and quite heavy.' to 'Where will the bath be taken?'
@@ -498,10 +504,12 @@ def _unsaid(text: str, q) -> str:
 # questions only a number or a quantifier answers ('How much experience is needed?', not 'How much did she like it?')
 COUNT_QUESTION = re.compile(r"\bhow many\b|\bhow much (?!(?:do|does|did|is|was|are|were|will|would|can|could|has|have|"
                             r"had|should|must)\b)\w+|\bhow much\b.*\b(?:cost|costs|pay|paid|charge|charged|spend|"
-                            r"spent|weigh|weighs|worth|earn|earned|raise|raised)\b")
+                            r"spent|weigh|weighs|worth|earn|earned|raise|raised)\b"
+                            r"|\bhow much (?:is|was|are|were|will be) (?:the|a|an|it|this|that|each|one)\b")
 # 'What is the plumber's Gas Safe number?', 'What was the final score?': a figure, whatever the sentence around it
 NUMBER_ASKED = re.compile(r"^\W*(?:and )?what(?:'s| is| was| are| were| will be)(?: \S+){0,5}? "
-                          r"(?:number|score|rating|price|fee|total|temperature|postcode|percentage|reading|figure)s?\b")
+                          r"(?:number|score|rating|price|fee|total|temperature|postcode|percentage|reading|figure|"
+                          r"balance|deposit|fare|rent|salary|wage|budget|refund|discount)s?\b")
 # a definite amount answers a count; 'some', 'a lot', 'several' do not ('A lot of people had to leave.')
 QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|"
                         r"(?<!at )all(?! (?:across|over|around|along|through|the way))|"
@@ -525,6 +533,10 @@ DURATION_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PERIOD_WORDS.keys()))
 CLOCK_WORDS = re.compile(r"\b(?:" + "|".join(HOUR_WORDS) + r"|o'?clock|dawn|dusk|sunrise|sunset)\b")
 # who answers 'who' without a name or a noun for one
 EVERYONE = re.compile(r"\b(?:everyone|everybody|nobody|no one|none|neither|(?:all|both|each) of|i|we|me|us|you)\b")
+# a question that asks for a name: "What is the driver's name?", 'What was the horse called?'
+NAME_ASKED = re.compile(r"\bwhat(?:'s| is| was| are| were) (?:[\w'-]+ ){0,4}?names?\b(?! (?:of|for) (?:the )?(?:road|street|"
+                        r"place|shop|town|village|company|book|song|film|boat|ship|dish|game)\b)"
+                        r"|\bwhat (?:is|was|are|were) (?:[\w'-]+ ){0,3}?called\b")
 # advice that answers nothing: 'it's always best to check locally', 'I'd recommend asking the office'
 ADVICE = re.compile(r"\b(?:it's|it is|it's always|it is always) (?:always |usually |probably )?(?:best|better|wise|"
                     r"advisable|a good idea|worth|important) to [^.;!?]*|\b(?:i'd|i would|we'd|we would) (?:always )?"
@@ -569,7 +581,9 @@ def without_loop(text: str) -> tuple[str, str | None]:
         return text, None
     i, size = found
     ends_sentence = text[spans[i + size - 1][0]:][:1] in (".", "!", "?")
-    if i <= 3 and (size == 1 or size <= 3 and not ends_sentence):  # 'Colder and brighter.' over and over says it
+    unit = " ".join(w for _, w in spans[i:i + size])
+    if i <= 3 and (size == 1 or size <= 3 and not ends_sentence) and not re.search(r"\d", unit):
+        # 'Colder and brighter.' over and over says it; a number or a time over and over gives it ('8:12 8:12 …')
         return text, "repeats one word" if size == 1 else "repeats a short phrase"
     head = text[:spans[i + size - 1][0] + ends_sentence]
     ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", head)]
