@@ -211,15 +211,15 @@ def in_context_synonyms(doc, i: int, story: str = "") -> tuple[str, ...]:
                  and takes_the_clause(token, w, sense.offset))
 
 
-CLAUSE_FRAMES = frozenset({24, 25, 26, 28, 29, 32, 33, 34, 35})  # WordNet's frames with a verb or clause in them
+BARE_INFINITIVE_FRAMES = frozenset({25, 32})  # WordNet's 'Somebody ----s (somebody) INFINITIVE'
 
 
 def takes_the_clause(token, word: str, offset: int) -> bool:
-    """A verb that governs a clause here ('refuse to help dig') is swapped only for a word WordNet builds with every
-    clause its sense gives the verb ('help' takes 'to dig', 'assist' does not)."""
-    if token.pos_ != "VERB" or not any(c.dep_ in ("xcomp", "ccomp") for c in token.children):
-        return True
-    return verb_frames(token.lemma_, offset) & CLAUSE_FRAMES <= verb_frames(word, offset)
+    """A verb followed by a bare infinitive here ('refuse to help dig') is swapped only for a word WordNet builds with
+    one ('assist dig' is no English)."""
+    bare = any(c.dep_ in ("xcomp", "ccomp") and c.tag_ == "VB" and not any(g.lower_ == "to" for g in c.children)
+               for c in token.children)
+    return token.pos_ != "VERB" or not bare or bool(BARE_INFINITIVE_FRAMES & verb_frames(word, offset))
 
 
 def reads_as(word: str, pos: str, offset: int) -> bool:

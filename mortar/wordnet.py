@@ -162,6 +162,16 @@ def names_an_agent(lemma: str) -> bool:
     return bool(found) and (found[0] in agents or bool(agents & _kinds(found[0], 12).keys()))
 
 
+def names_a_place(lemma: str) -> bool:
+    """The noun's most frequent sense is a location, a structure, a facility or a way ('car park', 'station',
+    'kitchen', 'trail'): something that can be the answer to 'where'."""
+    index = _index("noun")
+    places = {o for w in ("location", "structure", "facility", "way", "geological_formation")
+              for o in index.get(w, ())[:1]}
+    found = index.get(lemma.lower().replace(" ", "_"), ())
+    return bool(found) and (found[0] in places or bool(places & _kinds(found[0], 12).keys()))
+
+
 @lru_cache(maxsize=20000)
 def kind_in_common(a: str, b: str, depth: int = 2) -> str | None:
     """The nearest kind of thing two nouns name different members of ('room' for 'attic' and 'cellar', 'health

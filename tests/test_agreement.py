@@ -193,6 +193,11 @@ def outcome(oracle, question, a, b):
     ("Where must the tables go?", "I can't say.", "They must go to a new place.", NO_ANSWER),
     ("What time is the bus?", "The number 9 bus.", "8:12 8:12 8:12 8:12 8:12 8:12", DIFFER),
     ("What time is the bus?", "At 8:12.", "8:12 8:12 8:12 8:12 8:12 8:12", AGREE),
+    # a place named by its kind of noun; a year or 'second-hand' is no amount
+    ("Where should members park?", "Riverside car park.", "They park in the Riverside car park.", AGREE),
+    ("Where should members leave their cars?", "I can't say.", "The long-stay car park.", DIFFER),
+    ("How much did Omar pay for the board?", "I can't say.", "He bought it second-hand in 1998.", NO_ANSWER),
+    ("How much did Omar pay for the board?", "I can't say.", "He paid £20 for it in 1998.", DIFFER),
     ("What is the vegan starter?", "Smoked aubergine with miso and sesame.",
      "For vegans it's smoked aubergine with miso and sesame instead of the burrata.", AGREE),
 ])

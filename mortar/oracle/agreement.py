@@ -31,7 +31,7 @@ from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WOR
                             quantities, rate, same_word)
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
-from mortar.wordnet import WordNetMissing, names_an_agent, senses
+from mortar.wordnet import WordNetMissing, names_a_place, names_an_agent, senses
 
 AGREE, DIFFER, NO_ANSWER = "agree", "differ", "no answer"
 NAME_QUESTIONS = ("who", "whom", "whose", "which")  # the answer is a name, in whatever sentence it stands
@@ -453,8 +453,8 @@ def non_answer(q, r, polarity=None) -> str | None:
     counting = q is not None and bool(COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()))
     # to 'when', a number that is no time or date says nothing of when ('The patio is phase one of the work.')
     figures = r.quantities if q is None or q.wh != "when" or counting else [x for x in r.quantities if _a_time(x)]
-    if counting:  # a number the question says is no answer to it ('A second table can be hired.')
-        figures = [x for x in figures if not any(x.matches(y) for y in quantities(q.text))]
+    if counting:  # a number the question says, or a year, is no answer to it ('A second table can be hired.')
+        figures = [x for x in figures if not any(x.matches(y) for y in quantities(q.text)) and not _a_year(x, text)]
     if q is not None and not figures and not (QUANTIFIER.search(plain) and q.wh != "when"):
         # a count with no number ('They bake bread for cafés all over the county.' to 'How many cafés …?'); a time
         # or an amount with no number and no time: 'It took a while.', 'The talk is about her life.'; the question's
@@ -478,7 +478,8 @@ def non_answer(q, r, polarity=None) -> str | None:
             and not (_capitalised(FILLER.sub(" ", ADVICE.sub(" ", text)), q.text) and not r.places):
         return "gives no name"  # 'The driver asks you to leave empty boxes out.' to "What is the driver's name?"
     if q is not None and q.wh == "where" and not r.entities \
-            and not PLACE_WORDS.search(WHEN_PHRASE.sub(" ", INDEFINITE.sub("", plain))):
+            and not PLACE_WORDS.search(WHEN_PHRASE.sub(" ", INDEFINITE.sub("", plain))) \
+            and not any(names_a_place(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
         return "gives no place"  # 'The old bath is cast iron and quite heavy.' to 'Where will the bath be taken?'
     if q is not None and q.wh == "why" and not REASON.search(plain) \
             and any(same_word(v, x) for v in q.verbs - {"be", "have", "do"} for x in r.lemmas):
@@ -493,6 +494,12 @@ def _a_time(x) -> bool:
     digits, as an ordinal ('the twentieth') or as a year ('two thousand and nine')."""
     written = bool(re.search(r"\d|(?:st|nd|rd|th)$", x.text)) or 1000 <= x.value <= 2100
     return bool(x.dim) or (written and (x.noun is None or bool(TIME_WORDS.search(x.noun))))
+
+
+def _a_year(x, text: str) -> bool:
+    """A number that is a year in the answer: four digits after 'in', 'since', 'from', 'until' or 'of' ('in 1998')."""
+    return bool(re.fullmatch(r"\d{4}", x.text)) and 1000 <= x.value <= 2100 \
+        and bool(re.search(rf"\b(?:in|since|from|until|of) {x.text}\b", text.lower()))
 
 
 def _unsaid(text: str, q) -> str:
