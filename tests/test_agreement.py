@@ -198,6 +198,9 @@ def outcome(oracle, question, a, b):
     ("Where should members leave their cars?", "I can't say.", "The long-stay car park.", DIFFER),
     ("How much did Omar pay for the board?", "I can't say.", "He bought it second-hand in 1998.", NO_ANSWER),
     ("How much did Omar pay for the board?", "I can't say.", "He paid £20 for it in 1998.", DIFFER),
+    # two ranges of time agree end for end, an hour without minutes is on the hour
+    ("When is the hall open?", "9am to 5pm.", "09:00 to 17:30.", DIFFER),
+    ("When is the hall open?", "9am to 5pm.", "From 09:00 until 17:00.", AGREE),
     ("What is the vegan starter?", "Smoked aubergine with miso and sesame.",
      "For vegans it's smoked aubergine with miso and sesame instead of the burrata.", AGREE),
 ])

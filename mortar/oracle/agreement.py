@@ -259,8 +259,18 @@ def _numbers(q, question, ra, rb) -> Agreement | None:
     clock = [[x for x in found if x.dim == CLOCK[0]] for found in (xs, ys)]
     if all(clock):  # a time is its hour and its minutes together: 'half past eight' is not '9:30'
         xs, ys = ([(x, m) for x, m in zip(found, found[1:] + [None]) if x.dim == CLOCK[0]] for found in (xs, ys))
-        same = next((((x, m), (y, n)) for x, m in xs for y, n in ys if x.matches(y)
-                     and (m is None or n is None or m.dim != CLOCK[1] or n.dim != CLOCK[1] or m.matches(n))), None)
+
+        def minutes(m) -> float:
+            return m.value if m is not None and m.dim == CLOCK[1] else 0.0  # '5pm' is 17:00
+
+        def alike(a, b) -> bool:
+            (x, m), (y, n) = a, b
+            return x.matches(y) and minutes(m) == minutes(n)
+
+        if len(xs) == len(ys) == 2 and not (alike(xs[0], ys[0]) and alike(xs[1], ys[1])):
+            # two ranges of time agree end for end: '8am to 5pm' is not '08:00 to 17:30'
+            return Agreement(FAIL, False, f"different times ({xs[1][0].text}; {ys[1][0].text})")
+        same = next(((a, b) for a in xs for b in ys if alike(a, b)), None)
         if same:
             return Agreement(PASS, False, f"the same time ({same[0][0].text}; {same[1][0].text})")
         return Agreement(FAIL, False, f"different times ({xs[0][0].text}; {ys[0][0].text})")
