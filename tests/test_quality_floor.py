@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Cohen's kappa as `benchmarks/ec_agreement.py` measures it
 EC_DEV_FILES = ("ec_dev2.json", "ec_dev3.json", "ec_dev4.json")
 EC_RUN_SEEDS = 2
-EC_DEV_KAPPA = 0.829
+EC_DEV_KAPPA = 0.833
 SLACK = 0.005
 
 
@@ -47,7 +47,7 @@ def test_context_check_agrees_with_the_development_annotations_at_least_as_well_
 # its bug flags (bug = not pass) as `benchmarks/oracle_accuracy.py` counts them
 ORACLE_DEV_SUBSET = (("dev", 10), ("heldout", 10), ("dev2", 1), ("holdout2", 1), ("dev3", 1), ("dev4", 2), ("dev5", 2),
                      ("dev6", 2), ("dev7", 2))
-ORACLE_DEV_BUG_PRECISION = 0.928
+ORACLE_DEV_BUG_PRECISION = 0.940
 ORACLE_DEV_BUG_RECALL = 0.948
 
 
@@ -61,11 +61,11 @@ def test_answer_oracle_flags_bugs_on_the_development_pairs_at_least_as_well_as_r
     assert recall >= ORACLE_DEV_BUG_RECALL - SLACK, f"answer oracle bug recall fell to {recall:.3f}"
 
 
-# two-answer agreement against the development pairs written in other genres (agreement_pairs_dev5 to _dev9, every 2nd
-# pair): precision and recall of "they differ" as `benchmarks/oracle_accuracy.py` counts them
-AGREEMENT_DEV_FILES = ("dev5", "dev6", "dev7", "dev8", "dev9")
-AGREEMENT_DEV_DIFFER_PRECISION = 0.806  # with the harder dev8 and dev9 (non-answers dressed as answers) in the set
-AGREEMENT_DEV_DIFFER_RECALL = 0.904
+# two-answer agreement against the development pairs written in other genres (agreement_pairs_dev5 to _dev10, every
+# 2nd pair): precision and recall of "they differ" as `benchmarks/oracle_accuracy.py` counts them
+AGREEMENT_DEV_FILES = ("dev5", "dev6", "dev7", "dev8", "dev9", "dev10")
+AGREEMENT_DEV_DIFFER_PRECISION = 0.822  # with the harder dev8 to dev10 (non-answers dressed as answers) in the set
+AGREEMENT_DEV_DIFFER_RECALL = 0.909
 
 
 def test_two_answer_agreement_finds_differences_on_the_development_pairs_at_least_as_well_as_recorded():
