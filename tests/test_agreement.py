@@ -201,6 +201,13 @@ def outcome(oracle, question, a, b):
     # two ranges of time agree end for end, an hour without minutes is on the hour
     ("When is the hall open?", "9am to 5pm.", "09:00 to 17:30.", DIFFER),
     ("When is the hall open?", "9am to 5pm.", "From 09:00 until 17:00.", AGREE),
+    # to 'who', a name where something is names nobody, a name it came from does; a role restated after a phrase;
+    # an ordinal is no amount
+    ("Who found the trophy?", "I can't say.", "It was found in Chester.", NO_ANSWER),
+    ("Who found the trophy?", "I can't say.", "It was handed in by Omar Haddad.", DIFFER),
+    ("Who sent the letter?", "Lena Vogt.", "The letter came from Lena Vogt.", AGREE),
+    ("Who keeps score on Friday?", "I can't say.", "The scorer on Friday is the scorer for the club.", NO_ANSWER),
+    ("How much has the sponsor paid?", "I can't say.", "The sponsor has paid the first instalment.", NO_ANSWER),
     ("What is the vegan starter?", "Smoked aubergine with miso and sesame.",
      "For vegans it's smoked aubergine with miso and sesame instead of the burrata.", AGREE),
 ])

@@ -62,7 +62,8 @@ TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?(\w+(?: \w+){0,3}) (?:is|was|are|we
                        re.IGNORECASE)  # 'The ferry was the ferry.', 'Orange means orange.'
 # the subject's noun again as the head of what it is said to be, whatever follows: 'The captain is the captain of the
 # ship.', 'The gauge is the gauge you get after blocking.'
-RESTATED = re.compile(r"^\W*(?:[\w'-]+ ){0,7}?([a-z]{3,}) (?:is|was|are|were|will be) (?:just |only |still |simply )?"
+RESTATED = re.compile(r"^\W*(?:[\w'-]+ ){0,7}?([a-z]{3,})(?: (?:on|in|at|for|of|from|with) [\w' -]{1,30}?)? "
+                      r"(?:is|was|are|were|will be) (?:just |only |still |simply )?"
                       r"(?:the|a|an|his|her|their|its) (?:[\w'-]+ ){0,2}?\1\b", re.IGNORECASE)
 GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", "someone", "somewhere", "lot",
            # talk about the text, not from it: 'He is a person mentioned in the text.', 'The letter mentions the move.'
@@ -82,7 +83,8 @@ INDEFINITE = re.compile(r"\b(?:someone|somebody|something|somewhere|anyone|anybo
                         r"\b[^.,;:!?]*", re.IGNORECASE)  # 'Some things will still work.', 'whenever that is'
 # 'It depends on your issue.', 'That comes down to what you have.'
 DEPENDS = re.compile(r"^\W*(?:well,? )?(?:it|that) (?:all |really |just )?(?:depends|comes down to|varies)\b")
-FILLER = re.compile(r"\W*(?:(?:hmm+|well|ok(?:ay)?|so|right|sure|let me think|let's see|great question|good question|"
+FILLER = re.compile(r"\W*(?:(?:hmm+|well|ok(?:ay)?|so|right|sure|ooh+|oh|let me think|let's see|great question|"
+                    r"good question|good one|"
                     r"interesting question|that's a good question)\W*)+")
 MADE_WORDS = 0.5  # fewer known words than this share: letters that make no words
 
@@ -464,7 +466,8 @@ def non_answer(q, r, polarity=None) -> str | None:
     # to 'when', a number that is no time or date says nothing of when ('The patio is phase one of the work.')
     figures = r.quantities if q is None or q.wh != "when" or counting else [x for x in r.quantities if _a_time(x)]
     if counting:  # a number the question says, or a year, is no answer to it ('A second table can be hired.')
-        figures = [x for x in figures if not any(x.matches(y) for y in quantities(q.text)) and not _a_year(x, text)]
+        figures = [x for x in figures if not any(x.matches(y) for y in quantities(q.text)) and not _a_year(x, text)
+                   and not re.fullmatch(r"[a-z]*(?:first|second|third|th)|\d+(?:st|nd|rd|th)", x.text.split()[0])]
     if q is not None and not figures and not (QUANTIFIER.search(plain) and q.wh != "when"):
         # a count with no number ('They bake bread for cafés all over the county.' to 'How many cafés …?'); a time
         # or an amount with no number and no time: 'It took a while.', 'The talk is about her life.'; the question's
@@ -480,12 +483,14 @@ def non_answer(q, r, polarity=None) -> str | None:
                                                and not re.search(r"(?:st|nd|rd|th)$", x.text)) for x in r.quantities) \
             and not CLOCK_WORDS.search(plain):
         return "gives no time of day"  # 'It starts with the traffic on 97.4 FM.' to 'What time did it start?'
-    if q is not None and q.wh in ("who", "whom", "whose") and not r.entities and not EVERYONE.search(plain) \
-            and not _capitalised(FILLER.sub(" ", ADVICE.sub(" ", text)), q.text) \
+    if q is not None and q.wh in ("who", "whom", "whose") and not _names_no_place(r) and not EVERYONE.search(plain) \
+            and not (_capitalised(FILLER.sub(" ", ADVICE.sub(" ", text)), q.text)
+                     and _names_no_place(r) == r.entities) \
             and not any(names_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
         return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
-    if q is not None and NAME_ASKED.search(q.text.lower()) and not [e for e in r.entities if e not in r.places] \
-            and not (_capitalised(FILLER.sub(" ", ADVICE.sub(" ", text)), q.text) and not r.places):
+    if q is not None and NAME_ASKED.search(q.text.lower()) and not _names_no_place(r) \
+            and not (_capitalised(FILLER.sub(" ", ADVICE.sub(" ", text)), q.text)
+                     and _names_no_place(r) == r.entities):
         return "gives no name"  # 'The driver asks you to leave empty boxes out.' to "What is the driver's name?"
     if q is not None and q.wh == "where" and not r.entities \
             and not PLACE_WORDS.search(WHEN_PHRASE.sub(" ", INDEFINITE.sub("", plain))) \
@@ -504,6 +509,16 @@ def _a_time(x) -> bool:
     digits, as an ordinal ('the twentieth') or as a year ('two thousand and nine')."""
     written = bool(re.search(r"\d|(?:st|nd|rd|th)$", x.text)) or 1000 <= x.value <= 2100
     return bool(x.dim) or (written and (x.noun is None or bool(TIME_WORDS.search(x.noun))))
+
+
+def _names_no_place(r) -> list:
+    """The names an answer gives that are not where something is ('Kessford FM' in 'presented at Kessford FM'; not
+    'Bernadette Quigley' in 'received from Bernadette Quigley')."""
+    def where(e) -> bool:
+        return e in r.places and any(re.search(rf"\b(?:in|at|on|near|inside) (?:the )?(?:\w+ )?{re.escape(w)}\b",
+                                               r.text.lower()) for w in e)
+
+    return [e for e in r.entities if not where(e)]
 
 
 def _a_year(x, text: str) -> bool:
