@@ -340,3 +340,12 @@ def test_a_place_beside_a_description_is_no_other_person(oracle, question, gold,
 ])
 def test_the_owner_a_reference_calls_her_is_no_other_person(oracle, candidate, right):
     assert passes(oracle, "Who found the letter?", "her nephew, Tom Reed", candidate) is right
+
+
+@pytest.mark.parametrize("candidate, right", [
+    ("The captain is Ama Boateng.", True),  # another name said to be the captain says no
+    ("The captain is Lena Vogt.", False),  # the name the question asks about
+    ("Lena has been ruled out with a knee injury.", True),
+])
+def test_another_name_for_the_role_asked_about_says_no(oracle, candidate, right):
+    assert passes(oracle, "Is Lena Vogt the captain?", "no", candidate) is right

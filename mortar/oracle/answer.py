@@ -289,8 +289,10 @@ class AnswerJudge:
         if q is not None and q.verbs and re.search(r"\bonly\b", c.text.lower()) \
                 and not any(_said(v, set(c.lemmas)) or _synonym_said(v, set(c.lemmas)) for v in q.verbs):
             return "no"  # 'It's only splash-resistant.' to 'Is it waterproof?'
-        if re.search(r"\binstead\b|\brather than\b", c.text.lower()):
-            return "no"  # 'They found her ring instead.' to 'Did they find the key?'
+        if re.search(r"\binstead\b|\brather than\b|\bruled out\b", c.text.lower()):
+            return "no"  # 'They found her ring instead.' to 'Did they find the key?'; 'It's been ruled out.'
+        if q is not None and _names_another(q, c):
+            return "no"  # 'The alternate is Egilsstadir.' to 'Is Akureyri the alternate?'
         if q is not None and re.search(r"\b(?:before|ever|previously)\b", q.text.lower()) \
                 and re.search(r"\b(?:first|never)\b.*\btime\b|\bfirst ever\b", c.text.lower()):
             return "no"  # 'This is his first time.' to 'Has he been here before?'
@@ -830,6 +832,16 @@ REFUSING = frozenset({"decline", "refuse", "reject", "deny", "fail", "forget", "
 # "doesn't cost anything", 'will not cost a penny': a price of nothing said with a negation
 NO_COST = re.compile(r"\b(?:doesn't|does not|don't|do not|won't|will not|didn't|did not) cost (?:\w+ )?"
                      r"(?:anything|a penny|a thing|a cent)\b")
+
+
+def _names_another(q, c) -> bool:
+    """To 'Is X the Y?', an answer that says who or what the Y is with a name the question does not say ('Is
+    Akureyri the alternate?' — 'The alternate is Egilsstadir.')."""
+    asked = re.match(r"\W*(?:is|was|are|were) (.+?) the ([\w-]+)\W*$", q.text, re.IGNORECASE)
+    said = re.match(r"\W*the ([\w-]+) (?:is|was|are|were) (?!not\b)(.+)", c.text, re.IGNORECASE)
+    if not asked or not said or normalize_word(said.group(1).lower()) != normalize_word(asked.group(2).lower()):
+        return False
+    return any(not e <= q.lemmas for e in c.entities)
 
 
 def _costs_nothing(r) -> bool:
