@@ -795,7 +795,8 @@ def analyse(doc, text: str) -> Analysis:
             group = []
     words = [t for t in tokens if t.is_alpha]
     if not a.entities and 0 < len(words) <= 4 and all(t.text[:1].isupper() for t in words) \
-            and words[0].lower_ not in YES | NO | {"unknown", "none", "the", "a", "an"} and not all(t.is_stop for t in words) \
+            and words[0].lower_ not in YES | NO | {"unknown", "none", "the", "a", "an"} \
+            and not all(t.is_stop for t in words) \
             and not any(_lemma(t) in _TERM_CLASS for t in words):  # 'Lisbon', 'Porto': a name alone
         name = frozenset(t.lower_ for t in words if t.lower_.rstrip(".") not in TITLES)
         a.entities = [name] if name else []

@@ -483,14 +483,10 @@ def non_answer(q, r, polarity=None) -> str | None:
                                                and not re.search(r"(?:st|nd|rd|th)$", x.text)) for x in r.quantities) \
             and not CLOCK_WORDS.search(plain):
         return "gives no time of day"  # 'It starts with the traffic on 97.4 FM.' to 'What time did it start?'
-    if q is not None and q.wh in ("who", "whom", "whose") and not _names_no_place(r) and not EVERYONE.search(plain) \
-            and not (_capitalised(FILLER.sub(" ", ADVICE.sub(" ", text)), q.text)
-                     and _names_no_place(r) == r.entities) \
+    if q is not None and q.wh in ("who", "whom", "whose") and not _names_someone(r, q) and not EVERYONE.search(plain) \
             and not any(names_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
         return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
-    if q is not None and NAME_ASKED.search(q.text.lower()) and not _names_no_place(r) \
-            and not (_capitalised(FILLER.sub(" ", ADVICE.sub(" ", text)), q.text)
-                     and _names_no_place(r) == r.entities):
+    if q is not None and NAME_ASKED.search(q.text.lower()) and not _names_someone(r, q):
         return "gives no name"  # 'The driver asks you to leave empty boxes out.' to "What is the driver's name?"
     if q is not None and q.wh == "where" and not r.entities \
             and not PLACE_WORDS.search(WHEN_PHRASE.sub(" ", INDEFINITE.sub("", plain))) \
@@ -519,6 +515,13 @@ def _names_no_place(r) -> list:
                                                r.text.lower()) for w in e)
 
     return [e for e in r.entities if not where(e)]
+
+
+def _names_someone(r, q) -> bool:
+    """A name that is not where something is, or, when the answer names nothing, a capitalised word the parser may
+    have missed ('Blaze could …')."""
+    return bool(_names_no_place(r)) or (not r.entities
+                                        and bool(_capitalised(FILLER.sub(" ", ADVICE.sub(" ", r.text)), q.text)))
 
 
 def _a_year(x, text: str) -> bool:
@@ -566,8 +569,9 @@ CLOCK_WORDS = re.compile(r"\b(?:" + "|".join(HOUR_WORDS) + r"|o'?clock|dawn|dusk
 # who answers 'who' without a name or a noun for one
 EVERYONE = re.compile(r"\b(?:everyone|everybody|nobody|no one|none|neither|(?:all|both|each) of|i|we|me|us|you)\b")
 # a question that asks for a name: "What is the driver's name?", 'What was the horse called?'
-NAME_ASKED = re.compile(r"\bwhat(?:'s| is| was| are| were) (?:[\w'-]+ ){0,4}?names?\b(?! (?:of|for) (?:the )?(?:road|street|"
-                        r"place|shop|town|village|company|book|song|film|boat|ship|dish|game)\b)"
+NAME_ASKED = re.compile(r"\bwhat(?:'s| is| was| are| were) (?:[\w'-]+ ){0,4}?names?\b"
+                        r"(?! (?:of|for) (?:the )?(?:road|street|place|shop|town|village|company|book|song|film|boat|"
+                        r"ship|dish|game)\b)"
                         r"|\bwhat (?:is|was|are|were) (?:[\w'-]+ ){0,3}?called\b")
 # advice that answers nothing: 'it's always best to check locally', 'I'd recommend asking the office'
 ADVICE = re.compile(r"\b(?:it's|it is|it's always|it is always) (?:always |usually |probably )?(?:best|better|wise|"
