@@ -86,12 +86,14 @@ def read_pairs(name: str) -> list[dict]:
 def proposed_now(nlp, pairs: list[dict], texts: dict[str, str]) -> list[bool]:
     """Per labelled pair, whether today's operators still propose it: a gated swap (SYN, SR) is one word replaced by
     one of the forms ``swap_options`` gives it now; the other pairs are proposed as they were."""
+    swaps = [p for p in pairs if p["proposal"] == "gated" and p["operator"] in SWAPS]
+    docs = iter(nlp.pipe([t for p in swaps for t in (p["original"], p["mutated"])], batch_size=64))
     out = []
     for p in pairs:
         if p["proposal"] != "gated" or p["operator"] not in SWAPS:
             out.append(True)
             continue
-        before, after = nlp(p["original"]), [t.text for t in nlp(p["mutated"])]
+        before, after = next(docs), [t.text for t in next(docs)]
         changed = [i for i, t in enumerate(before) if i >= len(after) or t.text != after[i]]
         out.append(len(before) == len(after) and len(changed) == 1 and after[changed[0]].lower()
                    in {f.lower() for f in swap_options(before, changed[0], texts[p["story_id"]])})

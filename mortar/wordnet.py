@@ -153,23 +153,24 @@ def _kinds(offset: int, depth: int) -> dict[int, int]:
 
 
 @lru_cache(maxsize=20000)
+def _first_sense_is_a(lemma: str, kinds: tuple[str, ...]) -> bool:
+    """Is the noun's most frequent sense one of these kinds (WordNet noun lemmas), or a kind of one?"""
+    index = _index("noun")
+    roots = {o for w in kinds for o in index.get(w, ())[:1]}
+    found = index.get(lemma.lower().replace(" ", "_"), ())
+    return bool(found) and (found[0] in roots or bool(roots & _kinds(found[0], 12).keys()))
+
+
 def names_an_agent(lemma: str) -> bool:
     """The noun's most frequent sense is a living thing or a social group ('fisherman', 'aunt', 'dog', 'police',
     'committee'): something that can be the answer to 'who'."""
-    index = _index("noun")
-    agents = {o for w in ("organism", "social_group") for o in index.get(w, ())[:1]}
-    found = index.get(lemma.lower().replace(" ", "_"), ())
-    return bool(found) and (found[0] in agents or bool(agents & _kinds(found[0], 12).keys()))
+    return _first_sense_is_a(lemma, ("organism", "social_group"))
 
 
 def names_a_place(lemma: str) -> bool:
     """The noun's most frequent sense is a location, a structure, a facility or a way ('car park', 'station',
     'kitchen', 'trail'): something that can be the answer to 'where'."""
-    index = _index("noun")
-    places = {o for w in ("location", "structure", "facility", "way", "geological_formation")
-              for o in index.get(w, ())[:1]}
-    found = index.get(lemma.lower().replace(" ", "_"), ())
-    return bool(found) and (found[0] in places or bool(places & _kinds(found[0], 12).keys()))
+    return _first_sense_is_a(lemma, ("location", "structure", "facility", "way", "geological_formation"))
 
 
 @lru_cache(maxsize=20000)

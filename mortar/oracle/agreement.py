@@ -465,9 +465,10 @@ def non_answer(q, r, polarity=None) -> str | None:
     counting = q is not None and bool(COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()))
     # to 'when', a number that is no time or date says nothing of when ('The patio is phase one of the work.')
     figures = r.quantities if q is None or q.wh != "when" or counting else [x for x in r.quantities if _a_time(x)]
-    if counting:  # a number the question says, or a year, is no answer to it ('A second table can be hired.')
-        figures = [x for x in figures if not any(x.matches(y) for y in quantities(q.text)) and not _a_year(x, text)
-                   and not re.fullmatch(r"[a-z]*(?:first|second|third|th)|\d+(?:st|nd|rd|th)", x.text.split()[0])]
+    if counting:  # a number the question says, a year or an ordinal is no answer to it ('A second table …')
+        asked = quantities(q.text)
+        figures = [x for x in figures if not any(x.matches(y) for y in asked) and not _a_year(x, text)
+                   and not _ordinal(x.text.split()[0])]
     if q is not None and not figures and not (QUANTIFIER.search(plain) and q.wh != "when"):
         # a count with no number ('They bake bread for cafés all over the county.' to 'How many cafés …?'); a time
         # or an amount with no number and no time: 'It took a while.', 'The talk is about her life.'; the question's
@@ -480,7 +481,7 @@ def non_answer(q, r, polarity=None) -> str | None:
             return "gives no time or amount"  # 'It was resurfaced and is now open.' to 'How long did it take?'
     if q is not None and re.search(r"\bwhat (?:time|times|hours)\b|\bwhich hours\b", q.text.lower()) \
             and not any(x.dim == CLOCK[0] or (x.dim is None and 0 < x.value <= 24 and x.noun is None
-                                               and not re.search(r"(?:st|nd|rd|th)$", x.text)) for x in r.quantities) \
+                                               and not _ordinal(x.text)) for x in r.quantities) \
             and not CLOCK_WORDS.search(plain):
         return "gives no time of day"  # 'It starts with the traffic on 97.4 FM.' to 'What time did it start?'
     if q is not None and q.wh in ("who", "whom", "whose") and not _names_someone(r, q) and not EVERYONE.search(plain) \
@@ -503,8 +504,13 @@ def non_answer(q, r, polarity=None) -> str | None:
 def _a_time(x) -> bool:
     """A quantity that can say when: a unit or a clock part, or a number that counts no thing and is written in
     digits, as an ordinal ('the twentieth') or as a year ('two thousand and nine')."""
-    written = bool(re.search(r"\d|(?:st|nd|rd|th)$", x.text)) or 1000 <= x.value <= 2100
+    written = bool(re.search(r"\d", x.text)) or _ordinal(x.text) or 1000 <= x.value <= 2100
     return bool(x.dim) or (written and (x.noun is None or bool(TIME_WORDS.search(x.noun))))
+
+
+def _ordinal(word: str) -> bool:
+    """An ordinal as written: 'first', 'twentieth', '6th'."""
+    return bool(re.fullmatch(r"[a-z]*(?:first|second|third|th)|\d+(?:st|nd|rd|th)", word))
 
 
 def _names_no_place(r) -> list:
