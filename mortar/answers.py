@@ -679,6 +679,7 @@ class Analysis:
     root: str = ""
     root_negated: bool = False
     root_complement: bool = False  # the root verb governs a clause or verb: 'They have to be over 11.'
+    imperative: bool = False  # an order or a request: 'Ask at reception.', 'Please tell your host.'
     first_clause_negated: bool = False  # 'It didn't; it was second.'
     modifiers: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # 'cake' → {'compound': {'lemon'}}
     lead: str | None = None  # 'yes' / 'no' when the answer starts with one
@@ -724,6 +725,7 @@ def analyse(doc, text: str) -> Analysis:
     if root is not None:
         a.root = _lemma(root)
         a.root_complement = any(c.dep_ in ("xcomp", "ccomp") for c in root.children)
+        a.imperative = root.tag_ == "VB" and not any(c.dep_ in ("nsubj", "nsubjpass", "aux") for c in root.children)
         a.root_negated = any(c.dep_ == "neg" for c in root.children) or any(
             c.dep_ == "neg" for aux in root.children if aux.dep_ in ("aux", "auxpass") for c in aux.children)
     for t in tokens:

@@ -210,6 +210,18 @@ def outcome(oracle, question, a, b):
     ("How much has the sponsor paid?", "I can't say.", "The sponsor has paid the first instalment.", NO_ANSWER),
     ("What is the vegan starter?", "Smoked aubergine with miso and sesame.",
      "For vegans it's smoked aubergine with miso and sesame instead of the burrata.", AGREE),
+    # beside a non-answer, the other must give something of its own: general talk, an order or an exclamation
+    # does not; a number, a name, a place, a time, an agent or a short reply does
+    ("What should visitors bring?", "I can't say.", "Visitors always enjoy the gardens here, whatever the weather.",
+     NO_ANSWER),
+    ("What should visitors bring?", "I can't say.", "Please ask at the front desk when you arrive.", NO_ANSWER),
+    ("Who painted the mural?", "No idea.", "Oh, what a beautiful mural!", NO_ANSWER),
+    ("What does the course cost?", "I can't say.", "You can sign up for one at any time of the year.", NO_ANSWER),
+    ("What does the course cost?", "I can't say.", "It costs £120 for the whole term.", DIFFER),
+    ("Where is the meeting held?", "I can't say.", "Upstairs in the library, on the second floor.", DIFFER),
+    ("When does the market open?", "I can't say.", "It opens every Saturday from May onwards.", DIFFER),
+    ("Who repaired the roof?", "I can't say.", "A local carpenter did the whole job last spring.", DIFFER),
+    ("What should visitors bring?", "I can't say.", "Sturdy boots and a flask.", DIFFER),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected

@@ -176,6 +176,9 @@ class AgreementJudge:
             if (why_a or why_b) in LOOPS and (_inside(other, said) or _loop_in(said, other, q)):
                 # 'Amoxicillin' and 'Amoxicillin amoxicillin …'; 'Lena Lena Lena …' and 'Lena Vogt'
                 return Agreement(PASS, False, "one says the other's answer over and over")
+            vague = _vague(q, other, self.judge._polarity)
+            if vague:
+                return Agreement(SURE_FAIL, True, f"neither surely answers: one {why_a or why_b}, the other {vague}")
             return Agreement(SURE_FAIL, False, f"only one answers; the other {why_a or why_b}")
         if ra.norm == rb.norm:
             return Agreement(SURE_PASS, False, "the same answer")
@@ -212,6 +215,39 @@ class AgreementJudge:
 
 
 LOOPS = ("repeats one word", "repeats a short phrase")
+EXCLAMATION = re.compile(r"\W*(?:(?:ooh+|oh|wow|aw+)\W*)?(?:what an? [\w' -]+|how [\w' -]+|(?:ooh+|oh|wow|aw+))!+\s*")
+AT_A_PLACE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|next to|opposite)\s+"
+                        r"(?:the |a |an |their |his |her |its |our )?([a-z]+)")  # 'behind the hall'
+PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in itself
+
+
+def _vague(q, r, polarity) -> str | None:
+    """Why an answer beside a non-answer does not surely answer (None: it does): a difference resting on one answer
+    alone needs that answer to give something of its own — a number, a name, a yes or no, a reason to 'why', or a
+    short reply that orders nothing — not a sentence of general talk ('Gauge is very important for a cowl.')."""
+    if q is None:
+        return None
+    asked = {x.value for x in quantities(q.text)}
+    # an ordinal or a 'one' alone counts nothing ('I'd recommend swatching first', 'You can hire one')
+    counts = [x for x in r.quantities if x.value not in asked and not (x.text.lower() == "one" or _ordinal(x.text))]
+    if counts or r.lead or (q.yes_no and polarity(r, q)):
+        return None
+    if any(not any(same_word(w, x) for w in e for x in q.lemmas) for e in r.entities):
+        return None
+    if q.wh == "why" and REASON.search(r.text.lower()):
+        return None
+    new_nouns = [n for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)]
+    if q.wh == "when" and TIME_WORDS.search(_unsaid(r.text.lower(), q)) \
+            or q.wh == "where" and (any(names_a_place(n) for n in new_nouns) or any(
+                not any(same_word(m.group(1), x) for x in q.lemmas) for m in AT_A_PLACE.finditer(r.text.lower()))) \
+            or q.wh in ("who", "whom", "whose") and any(names_an_agent(n) for n in new_nouns):
+        return None  # 'From April to July, during the nesting season.', 'In a blue box under the shed.', 'The best player'
+    said = [x for x in re.split(r"(?<=[.!?])\s+", r.text.strip()) if not EXCLAMATION.fullmatch(x.lower())]
+    if not said:
+        return "only exclaims"
+    if r.n_tokens <= PLAIN_ANSWER and not r.imperative:
+        return None
+    return "gives no number, name or short answer"
 
 
 def _inside(short, loop) -> bool:
