@@ -223,31 +223,40 @@ PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in its
 
 def _vague(q, r, polarity) -> str | None:
     """Why an answer beside a non-answer does not surely answer (None: it does): a difference resting on one answer
-    alone needs that answer to give something of its own — a number, a name, a yes or no, a reason to 'why', or a
-    short reply that orders nothing — not a sentence of general talk ('Gauge is very important for a cowl.')."""
+    alone needs that answer to give something of the kind asked — a time to 'when', a reason to 'why', a number to a
+    count, a name or a person to 'who', a place to 'where', a yes or no; to other questions a number or a name —
+    or a short reply that orders nothing; not a sentence of general talk ('Gauge is very important for a cowl.') nor
+    a fact of another kind ('Abdi was out after a fine innings of 78.' to 'How was Abdi dismissed?')."""
     if q is None:
+        return None
+    if r.lead or (q.yes_no and polarity(r, q)):
         return None
     asked = {x.value for x in quantities(q.text)}
     # an ordinal or a 'one' alone counts nothing ('I'd recommend swatching first', 'You can hire one')
     counts = [x for x in r.quantities if x.value not in asked and not (x.text.lower() == "one" or _ordinal(x.text))]
-    if counts or r.lead or (q.yes_no and polarity(r, q)):
-        return None
-    if any(not any(same_word(w, x) for w in e for x in q.lemmas) for e in r.entities):
-        return None
-    if q.wh == "why" and REASON.search(r.text.lower()):
-        return None
+    names = [e for e in r.entities if not any(same_word(w, x) for w in e for x in q.lemmas)]
     new_nouns = [n for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)]
-    if q.wh == "when" and TIME_WORDS.search(_unsaid(r.text.lower(), q)) \
-            or q.wh == "where" and (any(names_a_place(n) for n in new_nouns) or any(
-                not any(same_word(m.group(1), x) for x in q.lemmas) for m in AT_A_PLACE.finditer(r.text.lower()))) \
-            or q.wh in ("who", "whom", "whose") and any(names_an_agent(n) for n in new_nouns):
-        return None  # 'From April to July, during the nesting season.', 'In a blue box under the shed.', 'The best player'
+    if q.wh == "when":
+        given = any(_a_time(x) for x in counts) or bool(TIME_WORDS.search(_unsaid(r.text.lower(), q)))
+    elif q.wh == "why":
+        given = bool(REASON.search(r.text.lower()))
+    elif q.numeric or COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()):
+        given = bool(counts)
+    elif q.wh in ("who", "whom", "whose"):
+        given = bool(names) or any(names_an_agent(n) for n in new_nouns)
+    elif q.wh == "where":
+        given = bool(names) or any(names_a_place(n) for n in new_nouns) or any(
+            not any(same_word(m.group(1), x) for x in q.lemmas) for m in AT_A_PLACE.finditer(r.text.lower()))
+    else:
+        given = bool(counts or names)
+    if given:
+        return None
     said = [x for x in re.split(r"(?<=[.!?])\s+", r.text.strip()) if not EXCLAMATION.fullmatch(x.lower())]
     if not said:
         return "only exclaims"
     if r.n_tokens <= PLAIN_ANSWER and not r.imperative:
         return None
-    return "gives no number, name or short answer"
+    return "gives nothing of the kind asked"
 
 
 def _inside(short, loop) -> bool:
