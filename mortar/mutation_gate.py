@@ -49,7 +49,7 @@ from functools import lru_cache
 
 from mortar.story_support import pointed_sentences, sentence_words
 from mortar.vocab import ADD, BT, LEET, SR, SYN, TYPO, WI
-from mortar.wordnet import Sense, irregular_forms, sense_rank, sense_share, senses, verb_frames
+from mortar.wordnet import Sense, irregular_forms, pos_share, sense_rank, sense_share, senses, verb_frames
 
 GATE_ON, GATE_OFF = "on", "off"
 GATE_CHOICES = (GATE_ON, GATE_OFF)
@@ -71,6 +71,7 @@ DOMINANT = 0.6  # with no word in common with any gloss, the most frequent sense
 ONE_WORD_SHARE = 0.5  # … and with a single word in common, below this share ('move' as travel, 'hold' as keep)
 MIN_SHARE = 0.1  # a sense chosen by the words in common is still too rare below this share of the word's uses
 SENSE_RANK = 1  # the in-context sense must be one of the new word's own SENSE_RANK most frequent senses
+POS_SHARE = 0.25  # … and be this part of speech in at least this share of its tagged uses
 NEW_WORD_SHARE = 0.5  # … and cover at least this share of the new word's tagged uses
 COMMON_ZIPF = 3.0  # a swap's new word is used at least once per million words
 # The new question may be at most this many nats less likely than the original under the LM (set on the dev sets).
@@ -229,6 +230,9 @@ def reads_as(word: str, pos: str, offset: int) -> bool:
     rank = sense_rank(word, pos, offset)
     if rank is None or rank >= SENSE_RANK or not common(word):
         return False
+    in_pos = pos_share(word, pos)
+    if in_pos is not None and in_pos < POS_SHARE:
+        return False  # 'minor' for 'child': the word is read as an adjective
     share = sense_share(word, pos, rank)
     return share is None or share >= NEW_WORD_SHARE
 

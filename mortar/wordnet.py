@@ -244,6 +244,15 @@ def _tag_counts() -> dict[tuple[str, str], dict[int, int]]:
     return counts
 
 
+def pos_share(lemma: str, pos: str) -> float | None:
+    """The share of the lemma's tagged uses, over all parts of speech, that are in ``pos`` ('minor' is a noun in 2
+    of its 15); None when none was tagged."""
+    key = lemma.lower().replace(" ", "_")
+    counts = {p: sum(_tag_counts().get((key, p), {}).values()) for p in set(POS_FILES.values())}
+    total = sum(counts.values())
+    return counts[POS_FILES[pos]] / total if total and pos in POS_FILES else None
+
+
 def sense_share(lemma: str, pos: str, rank: int) -> float | None:
     """The share of the lemma's tagged uses that are its sense at ``rank`` (0: most frequent); None when its
     senses were never tagged."""

@@ -10,7 +10,7 @@ from mortar.methods.metal import MetalSettings, Word, make_cases as metal_make_c
 from mortar.mutation_gate import (GATE_OFF, GATE_ON, LM_MAX_DROP, NEUTRAL_WORDS, Cosine, LanguageModel, Mutation,
                                   focus_noun, in_context_synonyms, inflect, lesk_sense, make_gate, swap_options)
 from mortar.nlp import load_nlp
-from mortar.wordnet import senses, verb_frames
+from mortar.wordnet import pos_share, senses, verb_frames
 from mortar.oracle import Oracle
 from mortar.vocab import ADD, LEET, SR, SYN, TYPO, WI
 
@@ -103,6 +103,13 @@ def test_a_swap_is_no_symbol_no_unknown_plural_and_takes_the_verbs_clause(gate, 
     assert {"assist", "aid"} <= set(swap_options(nlp("What did the wren carry to help?"), 6))
     assert 28 in verb_frames("help", senses("help", "VERB")[0].offset)
     assert 28 not in verb_frames("assist", senses("help", "VERB")[0].offset)
+
+
+def test_a_swap_is_a_word_read_in_the_replaced_words_part_of_speech(nlp):
+    # 'minor' is in the sense of 'child', but a reader takes it as an adjective (2 of its 15 tagged uses are nouns)
+    assert pos_share("minor", "NOUN") < 0.25 < pos_share("kid", "NOUN")
+    options = swap_options(nlp("Can the children swap their chores with each other?"), 2)
+    assert "kids" in options and "minors" not in options
 
 
 def test_one_word_in_common_with_a_minority_sense_is_no_sure_sense(nlp):
