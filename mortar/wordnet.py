@@ -153,6 +153,21 @@ def _kinds(offset: int, depth: int) -> dict[int, int]:
 
 
 @lru_cache(maxsize=20000)
+def regions_of(name: str, depth: int = 3) -> frozenset[str]:
+    """The places WordNet says a named place is part of, up to ``depth`` steps ('lima' → 'peru', 'south america' …;
+    lower case); none for a word whose most frequent sense is no name."""
+    offsets = _index("noun").get(name.lower().replace(" ", "_"), ())[:1]
+    if not offsets or not _synset_words("noun", offsets[0])[0][:1].isupper():
+        return frozenset()
+    found: set[str] = set()
+    frontier = list(offsets)
+    for _ in range(depth):
+        frontier = [o for f in frontier for s, o, _, _, _ in _pointers(_synset_line("noun", f)) if s == "#p"]
+        found.update(w.lower().replace("_", " ") for o in frontier for w in _synset_words("noun", o))
+    return frozenset(found)
+
+
+@lru_cache(maxsize=20000)
 def _first_sense_is_a(lemma: str, kinds: tuple[str, ...]) -> bool:
     """Is the noun's most frequent sense one of these kinds (WordNet noun lemmas), or a kind of one?"""
     index = _index("noun")

@@ -222,6 +222,10 @@ def outcome(oracle, question, a, b):
     ("When does the market open?", "I can't say.", "It opens every Saturday from May onwards.", DIFFER),
     ("Who repaired the roof?", "I can't say.", "A local carpenter did the whole job last spring.", DIFFER),
     ("What should visitors bring?", "I can't say.", "Sturdy boots and a flask.", DIFFER),
+    # to 'where', one place said at two scales agrees (WordNet's part holonyms), two places apart do not
+    ("Where was the bell cast?", "In Glasgow.", "It was cast in Scotland.", AGREE),
+    ("Where was the bell cast?", "In Glasgow.", "In Hamburg.", DIFFER),
+    ("Where was the bell cast?", "In Hamburg.", "It was cast in Scotland.", DIFFER),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected

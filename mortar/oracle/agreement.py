@@ -31,7 +31,7 @@ from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WOR
                             quantities, rate, same_word)
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
-from mortar.wordnet import WordNetMissing, names_a_place, names_an_agent, senses
+from mortar.wordnet import WordNetMissing, names_a_place, names_an_agent, regions_of, senses
 
 AGREE, DIFFER, NO_ANSWER = "agree", "differ", "no answer"
 NAME_QUESTIONS = ("who", "whom", "whose", "which")  # the answer is a name, in whatever sentence it stands
@@ -205,6 +205,10 @@ class AgreementJudge:
             numbers = _numbers(q, question, ra, rb)
             if numbers:
                 return numbers
+        if q is not None and q.wh == "where":
+            within = _place_within(ra, rb) or _place_within(rb, ra)
+            if within:  # 'She comes from Lima.' and 'She is from Peru.': one place, said at two scales
+                return Agreement(PASS, False, within)
         if q is not None and q.wh and not q.numeric:
             partial = _part_of_items(q, ra, rb) or _part_of_items(q, rb, ra)
             if partial:
@@ -391,6 +395,25 @@ def _names(q, ra, rb) -> Agreement | None:
         if shared:
             return Agreement(PASS, False, f"both name {' '.join(sorted(shared))}")
     return Agreement(FAIL, False, f"names {' '.join(sorted(na[0]))}, the other {' '.join(sorted(nb[0]))}")
+
+
+def _place_names(r) -> set[str]:
+    """The names an answer gives, as written (lower case), and the countries it names."""
+    text = r.text.lower().replace("’", "'")
+    return {" ".join(sorted(e, key=text.find)) for e in r.entities} | set(countries(r.text))
+
+
+def _place_within(ra, rb) -> str | None:
+    """Does one answer name a place that WordNet says is part of a place the other names ('Lima' in 'Peru')?"""
+    wider = _place_names(rb)
+    for name in _place_names(ra):
+        try:
+            found = regions_of(name) & wider
+        except WordNetMissing:
+            return None
+        if found:
+            return f"{name} is in {sorted(found)[0]}"
+    return None
 
 
 def _how_many_named(q) -> int | None:
