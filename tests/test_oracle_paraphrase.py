@@ -349,3 +349,12 @@ def test_the_owner_a_reference_calls_her_is_no_other_person(oracle, candidate, r
 ])
 def test_another_name_for_the_role_asked_about_says_no(oracle, candidate, right):
     assert passes(oracle, "Is Lena Vogt the captain?", "no", candidate) is right
+
+
+@pytest.mark.parametrize("candidate, right", [
+    ("No, not entirely.", True),  # the reference's 'no' in words, the answer's as a 'no'
+    ("No.", True),
+    ("Yes, completely.", False),
+])
+def test_a_yes_or_no_matches_a_reference_that_says_it_in_words(oracle, candidate, right):
+    assert passes(oracle, "Did the new pump make up for the old one?", "not fully", candidate) is right

@@ -164,6 +164,9 @@ class AnswerJudge:
                 return 0.05, f"polarity differs: {got}, the reference says {ref_polarity}"
             if not r.content:
                 return 0.2, f"no yes/no answer found (the reference says {ref_polarity})"
+        elif q is not None and q.yes_no and c.lead and c.lead == self._polarity(r, q):
+            # the reference says it in words, the answer with a yes or no: 'not fully' and 'No, not completely.'
+            return 0.9, f"says {c.lead}, as the reference does"
         hedge = self._hedge(q, r, c)
         if hedge:
             return 0.2, hedge
