@@ -222,6 +222,8 @@ def outcome(oracle, question, a, b):
     ("When does the market open?", "I can't say.", "It opens every Saturday from May onwards.", DIFFER),
     ("Who repaired the roof?", "I can't say.", "A local carpenter did the whole job last spring.", DIFFER),
     ("What should visitors bring?", "I can't say.", "Sturdy boots and a flask.", DIFFER),
+    ("Which room is new this year?", "The new room is shown with photos on the map.",
+     "There's only one new room and it comes with a guide to help you.", NO_ANSWER),
     # to 'where', one place said at two scales agrees (WordNet's part holonyms), two places apart do not
     ("Where was the bell cast?", "In Glasgow.", "It was cast in Scotland.", AGREE),
     ("Where was the bell cast?", "In Glasgow.", "In Hamburg.", DIFFER),

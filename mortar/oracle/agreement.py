@@ -46,7 +46,7 @@ NOT_TOLD = re.compile(r"\b(?:it|that|this)(?:'s not| is not| was not|'s never| i
                       r"|\bhard to (?:say|tell)\b|\bno (?:way|means) to (?:say|tell|know)\b"
                       # where the text has it, for what it says: 'The latitude was recorded in the log.'
                       r"|\b(?:is|are|was|were) (?:given|listed|recorded|explained|shown|described|written|noted|"
-                      r"printed|stated|set out) (?:\w+ )?(?:in|on|at) (?:the|page|its|their|his|her)\b"
+                      r"printed|stated|set out) (?:\w+ |with \w+ )?(?:in|on|at) (?:the|page|its|their|his|her)\b"
                       r"|\b(?:have|had|got) no (?:idea|clue)\b"
                       r"|^\W*(?:it|this|that) (?:says|is) (?:so )?(?:in|on) the \w+\W*$"  # 'It says in the notice.'
                       r"|\b(?:not something|nothing) (?:i|we) can (?:tell|say|answer)\b"
@@ -237,7 +237,8 @@ def _vague(q, r, polarity) -> str | None:
         return None
     asked = {x.value for x in quantities(q.text)}
     # an ordinal or a 'one' alone counts nothing ('I'd recommend swatching first', 'You can hire one')
-    counts = [x for x in r.quantities if x.value not in asked and not (x.text.lower() == "one" or _ordinal(x.text))]
+    counts = [x for x in r.quantities if x.value not in asked
+              and not (x.text.split()[0].lower() == "one" or _ordinal(x.text.split()[0]))]
     names = [e for e in r.entities if not any(same_word(w, x) for w in e for x in q.lemmas)]
     new_nouns = [n for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)]
     if q.wh == "when":
