@@ -160,7 +160,10 @@ class Quantity:
     meridiem: str | None = None  # 'am' / 'pm' on a clock hour
 
     def matches(self, other: "Quantity") -> bool:
-        """Same quantity: equal in a shared unit dimension, else equal as written."""
+        """Same quantity: equal in a shared unit dimension, else equal as written; a year matches the decade or the
+        century it falls in ('1620' and 'the seventeenth century', 'the 1620s')."""
+        if _year_in(self, other) or _year_in(other, self):
+            return True
         if self.dim == other.dim == CLOCK[0]:
             return _same_hour(self, other)
         if self.dim and other.dim and self.dim not in CLOCK and other.dim not in CLOCK:
@@ -172,6 +175,19 @@ class Quantity:
             converted = self.value and other.value and abs(self.base / self.value - other.base / other.value) > 1e-9
             return bool(converted) and abs(self.base - other.base) <= 0.02 * max(abs(self.base), abs(other.base))
         return _close(self.value, other.value, self.approx or other.approx)
+
+
+def _year_in(year: Quantity, period: Quantity) -> bool:
+    """Does a year ('1620') fall in a period: a decade ('the 1620s'), a century by its years ('the 1600s') or by
+    its ordinal ('the seventeenth century': 1600 to 1700, as people say it)?"""
+    if year.dim or year.noun or not 1000 <= year.value <= 2100 or year.value != int(year.value) or period.dim:
+        return False
+    if period.noun == "decade":
+        return period.value <= year.value < period.value + 10
+    if period.noun == "century":
+        start = period.value if period.value >= 1000 else (period.value - 1) * 100
+        return start <= year.value <= start + 100
+    return False
 
 
 def _same_hour(a: Quantity, b: Quantity) -> bool:
@@ -325,6 +341,11 @@ def quantities(text: str) -> list[Quantity]:
             i = j
             continue
         value, j, unit, noun = None, i + 1, None, None
+        if re.fullmatch(r"(?:1\d|20)\d0", w) and words[i + 1:i + 2] == ["s"]:
+            # 'the 1620s', 'the 1500s': a decade or a century, not seconds
+            out.append(Quantity(float(w), None, float(w), "century" if w.endswith("00") else "decade", approx, f"{w}s"))
+            i += 2
+            continue
         if w in CURRENCY_SYMBOLS and i + 1 < len(words):
             v = _digits(words[i + 1]) or (_number_word_run(words, i + 1) or (None,))[0]
             if v is not None:

@@ -48,6 +48,16 @@ def test_units_convert_and_differ():
     assert not quantities("2019")[0].matches(quantities("about 2020")[0])
 
 
+def test_a_year_falls_in_its_decade_or_century():
+    (decade,) = quantities("in the 1620s")  # a decade, not 1620 seconds
+    assert decade.dim is None and decade.noun == "decade"
+    year, other = quantities("about 1620")[0], quantities("in 1631")[0]
+    assert year.matches(decade) and decade.matches(year) and not other.matches(decade)
+    assert year.matches(quantities("early in the seventeenth century")[0])
+    assert year.matches(quantities("the 1600s")[0]) and not year.matches(quantities("the 1500s")[0])
+    assert not quantities("the 18th century")[0].matches(year)
+
+
 def test_counted_noun_is_kept():
     assert [(q.value, q.noun) for q in quantities("fourteen parents and six teachers")] == [(14, "parent"), (6, "teacher")]
 
