@@ -224,6 +224,9 @@ def outcome(oracle, question, a, b):
     ("What should visitors bring?", "I can't say.", "Sturdy boots and a flask.", DIFFER),
     ("Which room is new this year?", "The new room is shown with photos on the map.",
      "There's only one new room and it comes with a guide to help you.", NO_ANSWER),
+    # a month is no name to compare to 'what'; a hyphenated name said with a space is the same name
+    ("What kind of bus can the club hire?", "Low-floor minibuses.",
+     "The club can hire low floor minibus services, with bookings open by May.", AGREE),
     # to 'where', one place said at two scales agrees (WordNet's part holonyms), two places apart do not
     ("Where was the bell cast?", "In Glasgow.", "It was cast in Scotland.", AGREE),
     ("Where was the bell cast?", "In Glasgow.", "In Hamburg.", DIFFER),

@@ -391,8 +391,8 @@ def _names(q, ra, rb) -> Agreement | None:
             if _same_name(x, y):
                 return Agreement(PASS, False, f"both name {' '.join(sorted(x if len(x) >= len(y) else y))}")
     for names, other in ((na, rb), (nb, ra)):  # a name the other answer says without a capital ('Hot cocoa')
-        words = {w.lower() for w in _WORD.findall(other.text)}
-        shared = next((x for x in names if x <= words), None)
+        words = {w.lower() for w in _WORD.findall(other.text.replace("-", " "))}
+        shared = next((x for x in names if {p for w in x for p in w.split("-")} <= words), None)
         if shared:
             return Agreement(PASS, False, f"both name {' '.join(sorted(shared))}")
     return Agreement(FAIL, False, f"names {' '.join(sorted(na[0]))}, the other {' '.join(sorted(nb[0]))}")
@@ -482,7 +482,8 @@ def _names_in(q, r) -> list[frozenset]:
     for m in re.finditer(r"\b([A-Z][\w-]*)", r.text.replace("’", "'")):
         word = m.group(1).lower()
         starts = not r.text[:m.start(1)].strip() or r.text[:m.start(1)].rstrip()[-1:] in ".!?:\"'"
-        if word in named or word in _NOT_NAMES or (starts and _known_word(word)):
+        if word in named or word in _NOT_NAMES or (starts and _known_word(word)) \
+                or (word in CALENDAR and (q is None or q.wh != "when")):  # 'by April' names no answer to 'what'
             continue
         names.append(frozenset([word]))
         named.add(word)
