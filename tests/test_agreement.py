@@ -227,6 +227,16 @@ def outcome(oracle, question, a, b):
     # a month is no name to compare to 'what'; a hyphenated name said with a space is the same name
     ("What kind of bus can the club hire?", "Low-floor minibuses.",
      "The club can hire low floor minibus services, with bookings open by May.", AGREE),
+    # times that say no time; exclamations; to a question of a plain kind, two answers that give none of it
+    ("When did the club last win the cup?", "I can't say.", "A good while ago now.", NO_ANSWER),
+    ("How long did the repairs take?", "For a while.", "The repairs were done by the council.", NO_ANSWER),
+    ("When did the club last win the cup?", "I can't say.", "In the spring of 2019.", DIFFER),
+    ("Can members bring guests?", "Guests make every evening more fun!", "I can't say.", NO_ANSWER),
+    ("Can members bring guests?", "Yes, up to two each!", "I can't say.", DIFFER),
+    ("Why was the match called off?", "Matches are called off now and then, sadly.",
+     "The club always does its best on the day.", NO_ANSWER),
+    ("Why shouldn't you fill the kettle right to the top?", "Just pour gently and you'll be fine.",
+     "Keep it halfway, lid on.", NO_ANSWER),
     # to 'where', one place said at two scales agrees (WordNet's part holonyms), two places apart do not
     ("Where was the bell cast?", "In Glasgow.", "It was cast in Scotland.", AGREE),
     ("Where was the bell cast?", "In Glasgow.", "In Hamburg.", DIFFER),

@@ -182,6 +182,11 @@ class AgreementJudge:
             return Agreement(SURE_FAIL, False, f"only one answers; the other {why_a or why_b}")
         if ra.norm == rb.norm:
             return Agreement(SURE_PASS, False, "the same answer")
+        if q is not None and _typed(q):
+            vague_a, vague_b = _vague(q, ra, self.judge._polarity), _vague(q, rb, self.judge._polarity)
+            if vague_a and vague_b:
+                return Agreement(SURE_FAIL, True, f"neither surely answers: {vague_a}; {vague_b}" if vague_a != vague_b
+                                 else f"neither surely answers: both {vague_a}")
         if q is not None and q.yes_no:
             pa, pb = self.judge._polarity(ra, q), self.judge._polarity(rb, q)
             if pa and pb and pa != pb:
@@ -225,6 +230,13 @@ AT_A_PLACE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|
 PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in itself
 
 
+def _typed(q) -> bool:
+    """Does the question ask for a kind of thing an answer shows plainly: a time, a reason, a number, a person or a
+    place?"""
+    return q.wh in ("when", "why", "who", "whom", "whose", "where") or q.numeric \
+        or bool(COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()))
+
+
 def _vague(q, r, polarity) -> str | None:
     """Why an answer beside a non-answer does not surely answer (None: it does): a difference resting on one answer
     alone needs that answer to give something of the kind asked — a time to 'when', a reason to 'why', a number to a
@@ -242,7 +254,8 @@ def _vague(q, r, polarity) -> str | None:
     names = [e for e in r.entities if not any(same_word(w, x) for w in e for x in q.lemmas)]
     new_nouns = [n for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)]
     if q.wh == "when":
-        given = any(_a_time(x) for x in counts) or bool(TIME_WORDS.search(_unsaid(r.text.lower(), q)))
+        said_times = _unsaid(VAGUE_TIME.sub(" ", r.text.lower()), q)
+        given = any(_a_time(x) for x in counts) or bool(TIME_WORDS.search(said_times))
     elif q.wh == "why":
         given = bool(REASON.search(r.text.lower()))
     elif q.numeric or COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()):
@@ -522,6 +535,9 @@ def non_answer(q, r, polarity=None) -> str | None:
     said = [s for s in sentences if not FILLER.fullmatch(s.lower())]  # 'Hmm, let me think.' says nothing
     if said and all(TAUTOLOGY.search(s) or (RESTATED.search(s) and not re.search(r"\d", s)) for s in said):
         return "says a thing is itself"
+    if said and all(x.rstrip().endswith("!") for x in said) and not (r.quantities or r.entities or r.lead) \
+            and not (q is not None and q.yes_no and polarity is not None and polarity(r, q)):
+        return "only exclaims"  # 'Balloons are a lovely way to cheer someone up!', 'Look first at the light!'
     if re.search(r":\W*$", text) and len(re.findall(r"\w+", re.split(r"[.!?]\s", text)[-1])) <= 5:
         return "stops before the answer"  # 'Answer:', 'Vehicle:', 'Sure! Here is the answer:'
     if said and all(DEPENDS.search(x.lower()) for x in said) and not r.quantities and not r.entities:
@@ -545,9 +561,9 @@ def non_answer(q, r, polarity=None) -> str | None:
         # own time words are none ('It falls this year, as it does every year.' to 'When is it this year?')
         if counting:
             return "gives no number"
-        if q.numeric and not TIME_WORDS.search(_unsaid(plain, q)):
+        if q.numeric and not TIME_WORDS.search(_unsaid(VAGUE_TIME.sub(" ", plain), q)):
             return "gives no time or amount"
-        if HOW_LONG.search(q.text.lower()) and not DURATION_WORDS.search(plain):
+        if HOW_LONG.search(q.text.lower()) and not DURATION_WORDS.search(VAGUE_TIME.sub(" ", plain)):
             return "gives no time or amount"  # 'It was resurfaced and is now open.' to 'How long did it take?'
     if q is not None and re.search(r"\bwhat (?:time|times|hours)\b|\bwhich hours\b", q.text.lower()) \
             and not any(x.dim == CLOCK[0] or (x.dim is None and 0 < x.value <= 24 and x.noun is None
@@ -636,6 +652,10 @@ TIME_WORDS = re.compile(r"\b(?:" + "|".join(sorted(CLOSED_CLASSES["weekday"] | C
                         + r"|weekends?|weekdays?|fall|night|noon|midday|midnight|dawn|dusk|sunrise|sunset|tonight|"
                         r"today|tomorrow|yesterday|now|always|never|rarely|seldom|"
                         r"after|before|until|till|since|during|(?<!a )while|once|ago|when)\b")  # not 'a while'
+# times that say no time: 'A while ago now.', 'For a good while.', 'Long enough.', 'At some point.'
+VAGUE_TIME = re.compile(r"\b(?:(?:for )?a (?:good |little |long |short )?while(?: ago| back)?|some ?time(?: ago)?|"
+                        r"at some (?:point|stage)|one day|the other day|ages(?: ago)?|in due course|long enough|"
+                        r"(?:right |just )?now|whenever\b[^.,;!?]*)")
 HOW_LONG = re.compile(r"\bhow long\b")
 # what answers 'how long' without a number: a span in words, or up to / since an event ('until the library closed')
 DURATION_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PERIOD_WORDS.keys()))
