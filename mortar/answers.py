@@ -218,6 +218,7 @@ def _words(text: str) -> list[str]:
     text = re.sub(r"(\d)\s*°\s*c\b", r"\1 °c", text)
     text = re.sub(r"(\d)(km|kg|cm|mm|m|g|s|h|hrs?|mins?|secs?|kms|kgs|lbs?|am|pm)\b", r"\1 \2", text)
     text = text.replace("a.m.", "am").replace("p.m.", "pm")
+    text = re.sub(r"\bmiles? (?:per|to the|to a|a|an) gallon\b", "mpg", text)  # '58 miles to the gallon'
     text = re.sub(r"\b([a-z]+)-(to|past)-([a-z]+)\b", r"\1 \2 \3", text)  # 'the ten-to-six train'
     text = re.sub(r"(\d)k\b", r"\1 thousand", text)  # '5k'
     return _TOKEN.findall(text)
@@ -774,6 +775,9 @@ def analyse(doc, text: str) -> Analysis:
         elif t.lower_ == "no" and t.dep_ == "det":
             a.has_negation = True
             a.negated.add(_lemma(t.head))
+        elif _lemma(t) == "lack" and t.pos_ == "VERB":
+            # 'he lacked a trade permit': what is lacked is not there
+            a.negated.update(_lemma(c) for c in t.children if c.dep_ == "dobj")
         elif _lemma(t) in LACKING and t.pos_ == "NOUN":
             # 'a crew shortage', 'a lack of staff': what is lacking is not there
             a.negated.update(_lemma(c) for c in t.children if c.dep_ in ("compound", "amod") and c.pos_ == "NOUN")

@@ -358,3 +358,20 @@ def test_another_name_for_the_role_asked_about_says_no(oracle, candidate, right)
 ])
 def test_a_yes_or_no_matches_a_reference_that_says_it_in_words(oracle, candidate, right):
     assert passes(oracle, "Did the new pump make up for the old one?", "not fully", candidate) is right
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    # a first name alone names the one person 'who' asks for
+    ("Who painted the sign?", "Marta Quispe, the head gardener.", "Marta.", True),
+    # a ban says no to a question of what is allowed; 'no renewals' to 'Can it be renewed?'
+    ("Are dogs allowed on the beach?", "No.", "They're banned from May to September.", True),
+    ("Are dogs allowed on the beach?", "Yes.", "They're banned from May to September.", False),
+    ("Can the books be renewed?", "No.", "Two weeks, and no renewals.", True),
+    # a phone number grouped otherwise; miles to the gallon are mpg; what is lacked is not there
+    ("What number should guests ring?", "The front desk, 01632 960 114.", "Ring 01632 960114 any time.", True),
+    ("What number should guests ring?", "The front desk, 01632 960 114.", "Ring 01632 960115 any time.", False),
+    ("How economical is the van?", "About 45 mpg.", "around forty-five miles to the gallon", True),
+    ("Why was he turned away at the gate?", "He had no ticket.", "Because he lacked a ticket.", True),
+])
+def test_names_bans_numbers_and_lacks_read_as_the_reference_says_them(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right

@@ -232,8 +232,8 @@ class AnswerJudge:
                 return 0.8, "gives the reference's description of the entity, without the name"
             return meaning, (f"close in meaning to the reference (cosine {cosine:.2f})" if meaning >= 0.5
                              else entities[1])
-        if entities and entities[0] == "found" and recall >= 0.3:
-            return max(0.85, recall, meaning), entities[1]
+        if entities and entities[0] == "found" and (recall >= 0.3 or _the_one_named(q, r)):
+            return max(0.85, recall, meaning), entities[1]  # also 'Lucia.' for 'Lucia Ferreira, the supervisor.'
         if recall >= meaning:
             score = recall
             reason = (f"contains the reference answer ({len(matched)} of {len(ref_words)} key words)"
@@ -284,10 +284,14 @@ class AnswerJudge:
                 if w.startswith(prefix) and len(w) > len(prefix) + 3 and \
                         any(same_word(w[len(prefix):], v) for v in verbs):
                     return "no"
+        if q is not None and PERMISSION.search(q.text.lower()) and FORBIDDEN.search(c.text.lower()) \
+                and not c.has_negation:
+            return "no"  # 'They're banned.' to 'Are headphones allowed?'
         if c.root in REFUSING and not c.has_negation and q is not None and not (q.verbs & REFUSING):
             return "no"  # 'He declined for now.' to 'Did he agree?', 'They lost.' to 'Did they win?'
-        if q is not None and any(normalize_word(w) in q.lemmas - {"be", "have", "do"}
-                                 for w in re.findall(r"\bno (?:\w+ )?(\w+)", c.text.lower())):
+        if q is not None and any(same_word(w, x) for x in q.lemmas - {"be", "have", "do"}
+                                 for m in re.findall(r"\bno (?:\w+ )?(\w+)", c.text.lower())
+                                 for w in {normalize_word(m), re.sub(r"(?<=[^s])s$", "", m)}):
             return "no"  # 'he has no receipt' to 'Is there a receipt?'
         if q is not None and q.verbs and re.search(r"\bonly\b", c.text.lower()) \
                 and not any(_said(v, set(c.lemmas)) or _synonym_said(v, set(c.lemmas)) for v in q.verbs):
@@ -325,6 +329,10 @@ class AnswerJudge:
         if not said:
             shown = _texts(ref_quantities) or "a number"
             return "missing", f"gives no number (the reference says {shown})"
+        # a phone number grouped otherwise: '07700 418552' for '07700 418 552'
+        digits = "".join(re.sub(r"\D", "", x.text) for x in ref_quantities)
+        if len(digits) >= PHONE_DIGITS and digits in "".join(re.sub(r"\D", "", y.text) for y in said):
+            return "match", f"the same digits ({digits})"
         # a bare gold number counts what the question asks about ('twenty' → twenty countries)
         ref = [_counting(x, asked_noun) if asked_noun and x.noun is None and x.dim is None else x
                for x in ref_quantities]
@@ -756,6 +764,17 @@ def _other_name(ref: frozenset[str], ref_text: str, name: frozenset[str], text: 
     a, b = _phrase(ref, ref_text), _phrase(name, text)
     # names only: WordNet writes them with a capital ('biscuit' and 'cookie' are no names of one dog)
     return bool(a and b) and b.lower() in {x.lower() for x in synonyms(a, "NOUN") if x[:1].isupper()}
+
+
+PERMISSION = re.compile(r"\b(?:allowed|permitted|allow|permit|ok|okay)\b|^\W*(?:can|may)\b")
+FORBIDDEN = re.compile(r"\b(?:banned|forbidden|prohibited|barred|outlawed)\b")
+PHONE_DIGITS = 7  # this many digits in a row are one number however they are grouped
+
+
+def _the_one_named(q, r) -> bool:
+    """Does 'who' ask for the one person the reference names (whatever else it says of them)?"""
+    echo = q.lemmas if q is not None else set()
+    return q is not None and q.wh in ("who", "whom") and len([e for e in r.entities if not e <= echo]) == 1
 
 
 def _capital_of(ref: frozenset[str], ref_text: str, text: str) -> bool:
