@@ -702,6 +702,7 @@ class Analysis:
     root_negated: bool = False
     root_complement: bool = False  # the root verb governs a clause or verb: 'They have to be over 11.'
     imperative: bool = False  # an order or a request: 'Ask at reception.', 'Please tell your host.'
+    particles: dict[str, str] = field(default_factory=dict)  # a phrasal verb's particle → its verb: 'up' → 'hang'
     first_clause_negated: bool = False  # 'It didn't; it was second.'
     modifiers: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # 'cake' → {'compound': {'lemon'}}
     lead: str | None = None  # 'yes' / 'no' when the answer starts with one
@@ -723,6 +724,7 @@ def analyse(doc, text: str) -> Analysis:
     tokens = [t for t in doc if not t.is_space]
     a.n_tokens = sum(1 for t in tokens if not t.is_punct)
     a.lemmas = [_lemma(t) for t in tokens if t.is_alpha]
+    a.particles = {t.lower_: _lemma(t.head) for t in tokens if t.dep_ == "prt"}
     first = next((t for t in tokens if t.is_alpha), None)
     if first is not None:
         w = first.text.lower()

@@ -237,6 +237,7 @@ def outcome(oracle, question, a, b):
      "The club always does its best on the day.", NO_ANSWER),
     ("Why shouldn't you fill the kettle right to the top?", "Just pour gently and you'll be fine.",
      "Keep it halfway, lid on.", NO_ANSWER),
+    ("Which way up should the tiles go?", "Glazed side up.", "Glazed side down.", DIFFER),
     # to 'where', one place said at two scales agrees (WordNet's part holonyms), two places apart do not
     ("Where was the bell cast?", "In Glasgow.", "It was cast in Scotland.", AGREE),
     ("Where was the bell cast?", "In Glasgow.", "In Hamburg.", DIFFER),

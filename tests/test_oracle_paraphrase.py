@@ -372,6 +372,8 @@ def test_a_yes_or_no_matches_a_reference_that_says_it_in_words(oracle, candidate
     ("What number should guests ring?", "The front desk, 01632 960 114.", "Ring 01632 960115 any time.", False),
     ("How economical is the van?", "About 45 mpg.", "around forty-five miles to the gallon", True),
     ("Why was he turned away at the gate?", "He had no ticket.", "Because he lacked a ticket.", True),
+    # up and down are opposites, unless each is a particle of another verb ('hang up', 'put the phone down')
+    ("Which way up should the tiles go?", "Glazed side up.", "Glazed side down.", False),
 ])
 def test_names_bans_numbers_and_lacks_read_as_the_reference_says_them(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right

@@ -330,9 +330,11 @@ class AnswerJudge:
             shown = _texts(ref_quantities) or "a number"
             return "missing", f"gives no number (the reference says {shown})"
         # a phone number grouped otherwise: '07700 418552' for '07700 418 552'
-        digits = "".join(re.sub(r"\D", "", x.text) for x in ref_quantities)
-        if len(digits) >= PHONE_DIGITS and digits in "".join(re.sub(r"\D", "", y.text) for y in said):
-            return "match", f"the same digits ({digits})"
+        def digits(found) -> str:
+            return "".join(re.sub(r"\D", "", x.text) for x in found if x.dim is None)
+
+        if len(digits(ref_quantities)) >= PHONE_DIGITS and digits(ref_quantities) in digits(said):
+            return "match", f"the same digits ({digits(ref_quantities)})"
         # a bare gold number counts what the question asks about ('twenty' → twenty countries)
         ref = [_counting(x, asked_noun) if asked_noun and x.noun is None and x.dim is None else x
                for x in ref_quantities]
@@ -840,7 +842,9 @@ def _opposite_of_question(c, q) -> str | None:
     return None
 
 
-OPPOSITE_PLACES = (("above", "below"), ("before", "after"), ("over", "under"), ("inside", "outside"))  # no content
+OPPOSITE_PLACES = (("above", "below"), ("before", "after"), ("over", "under"), ("inside", "outside"),  # no content
+                   ("up", "down"), ("top", "bottom"), ("upstairs", "downstairs"), ("uphill", "downhill"),
+                   ("upstream", "downstream"), ("forwards", "backwards"))
 
 
 PRICE_QUESTION = re.compile(r"\bhow much\b.*\b(?:cost|costs|pay|pays|paid|charge|charged|price|fee|entry|ticket)\b"
@@ -903,7 +907,9 @@ def _opposite_word(r, c, echo) -> str | None:
     theirs = [w for w in c.content if w not in r.content and w not in echo]
     for w, x in OPPOSITE_PLACES:
         for a, b in ((w, x), (x, w)):
-            if a in r.lemmas and a not in c.lemmas and b in c.lemmas and b not in r.lemmas and b not in echo:
+            # a particle counts where both say its verb: 'hang up' is 'put the phone down'
+            if a in r.lemmas and a not in c.lemmas and b in c.lemmas and b not in r.lemmas \
+                    and r.particles.get(a, b) in c.lemmas and c.particles.get(b, a) in r.lemmas:
                 return f"says {b}, the reference says {a}"
     for w in r.content:
         if w in echo or w in c.content:
