@@ -116,6 +116,10 @@ NEWS = ("A 64-year-old swimmer was pulled from the water off Dunhallow Point on 
         "Her friend Colette, who runs the beach cafe, called the coastguard.")
 
 
+GUIDE = ("You are standing in front of the Harbour Clock. In 2019 it was repaired by our restorer, Dr Ines Moreau, "
+         "who found a maker's mark under the old paint.")
+
+
 @pytest.mark.parametrize("question, gold, candidate, story, right", [
     # a name for the gold's description, and a description for the gold's name, read through the story
     ("Who was pulled from the water?", "a 64-year-old swimmer", "Maeve Rourke", NEWS, True),
@@ -124,6 +128,9 @@ NEWS = ("A 64-year-old swimmer was pulled from the water off Dunhallow Point on 
     ("Who called the coastguard?", "Colette", "Her sister Colette.", NEWS, False),  # the story says friend
     ("Who called the coastguard?", "her friend Colette", "her friend", None, True),  # the gold's own description
     ("Who reached her?", "Tomás Breen", "Breen's brother", None, False),  # someone of Breen's, not Breen
+    # the teller's own ('our restorer') is the museum's in the answer; another's is not
+    ("Who repaired the clock?", "Dr Ines Moreau", "The museum's restorer.", GUIDE, True),
+    ("Who repaired the clock?", "Dr Ines Moreau", "The museum's restorer.", GUIDE.replace("our", "a"), False),
 ])
 def test_names_and_descriptions(oracle, question, gold, candidate, story, right):
     assert passes(oracle, question, gold, candidate, story) is right

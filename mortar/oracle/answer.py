@@ -545,7 +545,7 @@ class AnswerJudge:
             # a name alone is not a description: 'the Millbrook Comets' for 'the Harbourside Otters'; a title is
             # ('The Customer Care Manager')
             return None
-        untold = [w for w in words if not any(same_word(w, x) for x in told)]
+        untold = [w for w in words if not any(same_word(w, x) for x in told) and w not in _teller(story, c.text)]
         if len(untold) > _own_words(words):
             return None
         # sharing a sentence is not enough ('moved from Thursday to Wednesday'): one of the answer's nouns must
@@ -771,6 +771,14 @@ def _other_name(ref: frozenset[str], ref_text: str, name: frozenset[str], text: 
 PERMISSION = re.compile(r"\b(?:allowed|permitted|allow|permit|ok|okay)\b|^\W*(?:can|may)\b")
 FORBIDDEN = re.compile(r"\b(?:banned|forbidden|prohibited|barred|outlawed)\b")
 PHONE_DIGITS = 7  # this many digits in a row are one number however they are grouped
+
+
+def _teller(story: str, text: str) -> set[str]:
+    """The owners an answer names for what the story calls its teller's own: 'museum' in "the museum's conservator"
+    where an audio guide says 'our conservator', 'writer' in "the writer's grandmother" for 'my grandmother'."""
+    own = {normalize_word(m.group(1)) for m in re.finditer(r"\b(?:my|our) (?:\w+ )?(\w+)", story.lower())}
+    return {normalize_word(m.group(1)) for m in re.finditer(r"\b(\w+)'s (?:\w+ )?(\w+)", text.lower().replace("’", "'"))
+            if normalize_word(m.group(2)) in own}
 
 
 def _the_one_named(q, r) -> bool:
