@@ -238,6 +238,8 @@ def outcome(oracle, question, a, b):
     ("Why shouldn't you fill the kettle right to the top?", "Just pour gently and you'll be fine.",
      "Keep it halfway, lid on.", NO_ANSWER),
     ("Which way up should the tiles go?", "Glazed side up.", "Glazed side down.", DIFFER),
+    ("Where did the cat sleep?", "On the sofa.", "In the spare bedroom.", DIFFER),
+    ("Where did the cat sleep?", "On the sofa.", "On the couch.", AGREE),
     # to 'where', one place said at two scales agrees (WordNet's part holonyms), two places apart do not
     ("Where was the bell cast?", "In Glasgow.", "It was cast in Scotland.", AGREE),
     ("Where was the bell cast?", "In Glasgow.", "In Hamburg.", DIFFER),

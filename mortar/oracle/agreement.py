@@ -31,7 +31,7 @@ from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WOR
                             quantities, rate, same_word)
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
-from mortar.wordnet import WordNetMissing, names_a_place, names_an_agent, regions_of, senses
+from mortar.wordnet import WordNetMissing, names_a_place, names_an_agent, regions_of, senses, synonyms
 
 AGREE, DIFFER, NO_ANSWER = "agree", "differ", "no answer"
 NAME_QUESTIONS = ("who", "whom", "whose", "which")  # the answer is a name, in whatever sentence it stands
@@ -214,6 +214,9 @@ class AgreementJudge:
             within = _place_within(ra, rb) or _place_within(rb, ra)
             if within:  # 'She comes from Lima.' and 'She is from Peru.': one place, said at two scales
                 return Agreement(PASS, False, within)
+            apart = _places_apart(q, ra, rb)
+            if apart:  # 'On the sofa.' and 'In the damp bedroom.'
+                return Agreement(FAIL, False, apart)
         if q is not None and q.wh and not q.numeric:
             partial = _part_of_items(q, ra, rb) or _part_of_items(q, rb, ra)
             if partial:
@@ -225,6 +228,8 @@ class AgreementJudge:
 
 LOOPS = ("repeats one word", "repeats a short phrase")
 EXCLAMATION = re.compile(r"\W*(?:(?:ooh+|oh|wow|aw+)\W*)?(?:what an? [\w' -]+|how [\w' -]+|(?:ooh+|oh|wow|aw+))!+\s*")
+PLACE_PHRASE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|next to|opposite|above|below|by)\s+"
+                          r"((?:[a-z'-]+\s+){0,3}[a-z'-]+)")  # 'above the central mast'
 AT_A_PLACE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|next to|opposite)\s+"
                         r"(?:the |a |an |their |his |her |its |our )?([a-z]+)")  # 'behind the hall'
 PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in itself
@@ -409,6 +414,27 @@ def _names(q, ra, rb) -> Agreement | None:
         if shared:
             return Agreement(PASS, False, f"both name {' '.join(sorted(shared))}")
     return Agreement(FAIL, False, f"names {' '.join(sorted(na[0]))}, the other {' '.join(sorted(nb[0]))}")
+
+
+def _places_apart(q, ra, rb) -> str | None:
+    """Two answers to 'where' that each put the thing somewhere ('on the sofa', 'in the bedroom') with no place word
+    in common, nor one of the same sense, and no name: two places."""
+    def spots(r) -> set[str]:
+        after = {w for m in PLACE_PHRASE.finditer(r.text.lower()) for w in m.group(1).split()}
+        return {n for n in r.nouns if any(same_word(n, w) for w in after)
+                and not any(same_word(n, x) for x in q.lemmas)}
+
+    if ra.entities or rb.entities:
+        return None
+    sa, sb = spots(ra), spots(rb)
+    if not sa or not sb or set(ra.nouns) & set(rb.nouns):
+        return None
+    try:
+        if any(y.lower() in {w.lower() for w in synonyms(x, "NOUN", 1)} for x in sa for y in sb):
+            return None  # 'sofa' and 'couch'
+    except WordNetMissing:
+        return None
+    return f"puts it {', '.join(sorted(sa))}, the other {', '.join(sorted(sb))}"
 
 
 def _place_names(r) -> set[str]:
