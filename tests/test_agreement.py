@@ -240,6 +240,8 @@ def outcome(oracle, question, a, b):
     ("Which way up should the tiles go?", "Glazed side up.", "Glazed side down.", DIFFER),
     ("Where did the cat sleep?", "On the sofa.", "In the spare bedroom.", DIFFER),
     ("Where did the cat sleep?", "On the sofa.", "On the couch.", AGREE),
+    ("Which trains are usually full?", "The 07:15 and the 17:40.", "The 07:15.", DIFFER),
+    ("Which trains are usually full?", "The 07:15 and the 17:40.", "The 17:40 and the 07:15.", AGREE),
     # to 'where', one place said at two scales agrees (WordNet's part holonyms), two places apart do not
     ("Where was the bell cast?", "In Glasgow.", "It was cast in Scotland.", AGREE),
     ("Where was the bell cast?", "In Glasgow.", "In Hamburg.", DIFFER),

@@ -217,6 +217,9 @@ class AgreementJudge:
             apart = _places_apart(q, ra, rb)
             if apart:  # 'On the sofa.' and 'In the damp bedroom.'
                 return Agreement(FAIL, False, apart)
+        fewer = _fewer_times(ra, rb) or _fewer_times(rb, ra)
+        if fewer:  # 'The 07:15 and the 17:40.' and 'The 07:15.'
+            return Agreement(FAIL, False, fewer)
         if q is not None and q.wh and not q.numeric:
             partial = _part_of_items(q, ra, rb) or _part_of_items(q, rb, ra)
             if partial:
@@ -465,6 +468,19 @@ def _how_many_named(q) -> int | None:
     if m:
         return int(quantities(m.group(1))[0].value)
     return 2 if re.search(r"\bboth\b", text) else None
+
+
+def _fewer_times(r, other) -> str | None:
+    """This answer lists times of day ('the 07:15 and the 17:40'), the other only some of them ('the 07:15')."""
+    def hours(x) -> set[float]:
+        return {h.value + m.value / 60 for h, m in zip(x.quantities, x.quantities[1:])
+                if h.dim == CLOCK[0] and m.dim == CLOCK[1]} | {h.value for h in x.quantities if h.dim == CLOCK[0]}
+
+    mine, theirs = hours(r), hours(other)
+    listed = re.search(r"\d\s*(?:am|pm)?\s*(?:,|and|or)\s+(?:the |at )?\d", r.text.lower())
+    if listed and theirs and theirs < mine:
+        return "one gives only some of the other's times"
+    return None
 
 
 def _part_of_items(q, r, other) -> str | None:
