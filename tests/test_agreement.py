@@ -242,6 +242,13 @@ def outcome(oracle, question, a, b):
     ("Where did the cat sleep?", "On the sofa.", "On the couch.", AGREE),
     ("Which trains are usually full?", "The 07:15 and the 17:40.", "The 07:15.", DIFFER),
     ("Which trains are usually full?", "The 07:15 and the 17:40.", "The 17:40 and the 07:15.", AGREE),
+    # a short reply to a question of a plain kind shows that kind, or it does not answer
+    ("Where was the painting first shown?", "I can't say.", "It was shown to the public.", NO_ANSWER),
+    ("Who leads the choir?", "I can't say.", "You should ask about that at the door.", NO_ANSWER),
+    ("Who leads the choir?", "I can't say.", "Seo-yeon.", DIFFER),
+    ("Who believed him?", "I can't say.", "Nobody.", DIFFER),
+    ("When do the clocks change?", "I can't say.", "The 30th.", DIFFER),
+    ("Where should spills go?", "I can't say.", "Down the drain.", DIFFER),
     # to 'where', one place said at two scales agrees (WordNet's part holonyms), two places apart do not
     ("Where was the bell cast?", "In Glasgow.", "It was cast in Scotland.", AGREE),
     ("Where was the bell cast?", "In Glasgow.", "In Hamburg.", DIFFER),

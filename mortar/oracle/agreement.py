@@ -233,7 +233,8 @@ LOOPS = ("repeats one word", "repeats a short phrase")
 EXCLAMATION = re.compile(r"\W*(?:(?:ooh+|oh|wow|aw+)\W*)?(?:what an? [\w' -]+|how [\w' -]+|(?:ooh+|oh|wow|aw+))!+\s*")
 PLACE_PHRASE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|next to|opposite|above|below|by)\s+"
                           r"((?:[a-z'-]+\s+){0,3}[a-z'-]+)")  # 'above the central mast'
-AT_A_PLACE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|next to|opposite)\s+"
+AT_A_PLACE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|next to|opposite|down|into|onto|"
+                        r"through|along|across|over|past|towards?|up(?! to))\s+"
                         r"(?:the |a |an |their |his |her |its |our )?([a-z]+)")  # 'behind the hall'
 PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in itself
 
@@ -263,13 +264,16 @@ def _vague(q, r, polarity) -> str | None:
     new_nouns = [n for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)]
     if q.wh == "when":
         said_times = _unsaid(VAGUE_TIME.sub(" ", r.text.lower()), q)
-        given = any(_a_time(x) for x in counts) or bool(TIME_WORDS.search(said_times))
+        given = any(_a_time(x) for x in r.quantities if x.value not in asked) or bool(TIME_WORDS.search(said_times))
     elif q.wh == "why":
         given = bool(REASON.search(r.text.lower()))
-    elif q.numeric or COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()):
-        given = bool(counts)
+    elif COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()):
+        given = bool(counts) or bool(AMOUNT_WORDS.search(r.text.lower()))  # 'It's free.'
+    elif q.numeric:  # 'Until the library closed.' to 'How long did the games last?'
+        given = bool(counts) or bool(TIME_WORDS.search(_unsaid(VAGUE_TIME.sub(" ", r.text.lower()), q)))
     elif q.wh in ("who", "whom", "whose"):
-        given = bool(names) or any(names_an_agent(n) for n in new_nouns)
+        given = bool(names or _names_in(q, r)) or any(names_an_agent(n) for n in new_nouns) or _says_none(r) \
+            or bool(re.search(r"\b(?:everyone|everybody|no one|nobody|(?:all|both|each) of)\b", r.text.lower()))
     elif q.wh == "where":
         given = bool(names) or any(names_a_place(n) for n in new_nouns) or any(
             not any(same_word(m.group(1), x) for x in q.lemmas) for m in AT_A_PLACE.finditer(r.text.lower()))
@@ -280,8 +284,8 @@ def _vague(q, r, polarity) -> str | None:
     said = [x for x in re.split(r"(?<=[.!?])\s+", r.text.strip()) if not EXCLAMATION.fullmatch(x.lower())]
     if not said:
         return "only exclaims"
-    if r.n_tokens <= PLAIN_ANSWER and not r.imperative:
-        return None
+    if r.n_tokens <= PLAIN_ANSWER and not r.imperative and (q.wh == "why" or not _typed(q)):
+        return None  # a short reply to 'what' or 'how' may be its answer ('Moderating.'); a time, a place … shows
     return "gives nothing of the kind asked"
 
 
@@ -549,7 +553,8 @@ def _names_in(q, r) -> list[frozenset]:
 
 
 _NOT_NAMES = {"the", "a", "an", "in", "on", "at", "his", "her", "their", "its", "my", "our", "your", "to", "from",
-              "by", "with", "of", "for", "it", "he", "she", "they", "we", "i", "yes", "no", "because", "and"}
+              "by", "with", "of", "for", "it", "he", "she", "they", "we", "i", "yes", "no", "because", "and", "you",
+              "me", "us", "them", "this", "that", "these", "those", "there", "here"}
 
 
 # ---- does an answer answer at all?
@@ -680,6 +685,7 @@ NUMBER_ASKED = re.compile(r"^\W*(?:and )?what(?:'s| is| was| are| were| will be)
                           r"(?:number|score|rating|price|fee|total|temperature|postcode|percentage|reading|figure|"
                           r"balance|deposit|fare|rent|salary|wage|budget|refund|discount)s?\b")
 # a definite amount answers a count; 'some', 'a lot', 'several' do not ('A lot of people had to leave.')
+AMOUNT_WORDS = re.compile(r"\b(?:none|nothing|zero|free|both|half|dozens|hundreds|thousands|millions|twice|double)\b")
 QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|"
                         r"(?<!at )all(?! (?:across|over|around|along|through|the way))|"
                         r"every|each|both|half|dozens|hundreds|thousands|millions|couple|single|only one|twice|"
