@@ -165,8 +165,7 @@ class AgreementJudge:
         why_a = degenerate.get(a) or non_answer(q, ra, self.judge._polarity)
         why_b = degenerate.get(b) or non_answer(q, rb, self.judge._polarity)
         if why_a and why_b:
-            return Agreement(SURE_FAIL, True, f"neither answers: {why_a}; {why_b}" if why_a != why_b
-                             else f"neither answers: both {why_a}")
+            return Agreement(SURE_FAIL, True, _neither("neither answers", why_a, why_b))
         if why_a or why_b:
             said, other = (ra, rb) if why_a else (rb, ra)
             if said.norm and f" {said.norm} " in f" {other.norm} ":
@@ -185,8 +184,7 @@ class AgreementJudge:
         if q is not None and _typed(q):
             vague_a, vague_b = _vague(q, ra, self.judge._polarity), _vague(q, rb, self.judge._polarity)
             if vague_a and vague_b:
-                return Agreement(SURE_FAIL, True, f"neither surely answers: {vague_a}; {vague_b}" if vague_a != vague_b
-                                 else f"neither surely answers: both {vague_a}")
+                return Agreement(SURE_FAIL, True, _neither("neither surely answers", vague_a, vague_b))
         if q is not None and q.yes_no:
             pa, pb = self.judge._polarity(ra, q), self.judge._polarity(rb, q)
             if pa and pb and pa != pb:
@@ -230,7 +228,11 @@ class AgreementJudge:
 
 
 LOOPS = ("repeats one word", "repeats a short phrase")
-EXCLAMATION = re.compile(r"\W*(?:(?:ooh+|oh|wow|aw+)\W*)?(?:what an? [\w' -]+|how [\w' -]+|(?:ooh+|oh|wow|aw+))!+\s*")
+
+
+def _neither(says: str, why_a: str, why_b: str) -> str:
+    return f"{says}: {why_a}; {why_b}" if why_a != why_b else f"{says}: both {why_a}"
+EXCLAMATIVE = re.compile(r"\W*(?:(?:ooh+|oh|wow|aw+)\W*)?(?:what an?|how)\b")  # 'Oh, what a lovely pattern!'
 PLACE_PHRASE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|next to|opposite|above|below|by)\s+"
                           r"((?:[a-z'-]+\s+){0,3}[a-z'-]+)")  # 'above the central mast'
 AT_A_PLACE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|next to|opposite|down|into|onto|"
@@ -242,8 +244,17 @@ PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in its
 def _typed(q) -> bool:
     """Does the question ask for a kind of thing an answer shows plainly: a time, a reason, a number, a person or a
     place?"""
-    return q.wh in ("when", "why", "who", "whom", "whose", "where") or q.numeric \
-        or bool(COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()))
+    return q.wh in ("when", "why", "who", "whom", "whose", "where") or q.numeric or _counting(q)
+
+
+def _counting(q) -> bool:
+    """Does only a number or an amount answer the question ('How many …?', 'What is the deposit?')?"""
+    return bool(COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()))
+
+
+def _says_a_time(text: str, q) -> bool:
+    """Does a (lower-case) answer say a time in words the question does not, vague ones aside ('a while ago')?"""
+    return bool(TIME_WORDS.search(_unsaid(VAGUE_TIME.sub(" ", text), q)))
 
 
 def _vague(q, r, polarity) -> str | None:
@@ -263,14 +274,13 @@ def _vague(q, r, polarity) -> str | None:
     names = [e for e in r.entities if not any(same_word(w, x) for w in e for x in q.lemmas)]
     new_nouns = [n for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)]
     if q.wh == "when":
-        said_times = _unsaid(VAGUE_TIME.sub(" ", r.text.lower()), q)
-        given = any(_a_time(x) for x in r.quantities if x.value not in asked) or bool(TIME_WORDS.search(said_times))
+        given = any(_a_time(x) for x in r.quantities if x.value not in asked) or _says_a_time(r.text.lower(), q)
     elif q.wh == "why":
         given = bool(REASON.search(r.text.lower()))
-    elif COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()):
+    elif _counting(q):
         given = bool(counts) or bool(AMOUNT_WORDS.search(r.text.lower()))  # 'It's free.'
     elif q.numeric:  # 'Until the library closed.' to 'How long did the games last?'
-        given = bool(counts) or bool(TIME_WORDS.search(_unsaid(VAGUE_TIME.sub(" ", r.text.lower()), q)))
+        given = bool(counts) or _says_a_time(r.text.lower(), q)
     elif q.wh in ("who", "whom", "whose"):
         given = bool(names or _names_in(q, r)) or any(names_an_agent(n) for n in new_nouns) or _says_none(r) \
             or bool(re.search(r"\b(?:everyone|everybody|no one|nobody|(?:all|both|each) of)\b", r.text.lower()))
@@ -281,9 +291,6 @@ def _vague(q, r, polarity) -> str | None:
         given = bool(counts or names)
     if given:
         return None
-    said = [x for x in re.split(r"(?<=[.!?])\s+", r.text.strip()) if not EXCLAMATION.fullmatch(x.lower())]
-    if not said:
-        return "only exclaims"
     if r.n_tokens <= PLAIN_ANSWER and not r.imperative and (q.wh == "why" or not _typed(q)):
         return None  # a short reply to 'what' or 'how' may be its answer ('Moderating.'); a time, a place … shows
     return "gives nothing of the kind asked"
@@ -582,9 +589,11 @@ def non_answer(q, r, polarity=None) -> str | None:
     said = [s for s in sentences if not FILLER.fullmatch(s.lower())]  # 'Hmm, let me think.' says nothing
     if said and all(TAUTOLOGY.search(s) or (RESTATED.search(s) and not re.search(r"\d", s)) for s in said):
         return "says a thing is itself"
-    if said and all(x.rstrip().endswith("!") for x in said) and not (r.quantities or r.entities or r.lead) \
+    if said and all(x.rstrip().endswith("!") for x in said) \
+            and (all(EXCLAMATIVE.match(x.lower()) for x in said) or not (r.quantities or r.entities or r.lead)) \
             and not (q is not None and q.yes_no and polarity is not None and polarity(r, q)):
-        return "only exclaims"  # 'Balloons are a lovely way to cheer someone up!', 'Look first at the light!'
+        # 'Balloons are a lovely way to cheer someone up!', 'Look first at the light!', 'What a kind bird Flick was!'
+        return "only exclaims"
     if re.search(r":\W*$", text) and len(re.findall(r"\w+", re.split(r"[.!?]\s", text)[-1])) <= 5:
         return "stops before the answer"  # 'Answer:', 'Vehicle:', 'Sure! Here is the answer:'
     if said and all(DEPENDS.search(x.lower()) for x in said) and not r.quantities and not r.entities:
@@ -595,7 +604,7 @@ def non_answer(q, r, polarity=None) -> str | None:
     plain = ADVICE.sub(" ", text.lower().replace("’", "'"))
     if not re.search(r"\w", FILLER.sub(" ", plain)):
         return "only gives advice"  # 'It's always best to check with your doctor.'
-    counting = q is not None and bool(COUNT_QUESTION.search(q.text.lower()) or NUMBER_ASKED.search(q.text.lower()))
+    counting = q is not None and _counting(q)
     # to 'when', a number that is no time or date says nothing of when ('The patio is phase one of the work.')
     figures = r.quantities if q is None or q.wh != "when" or counting else [x for x in r.quantities if _a_time(x)]
     if counting:  # a number the question says, a year or an ordinal is no answer to it ('A second table …')
@@ -608,7 +617,7 @@ def non_answer(q, r, polarity=None) -> str | None:
         # own time words are none ('It falls this year, as it does every year.' to 'When is it this year?')
         if counting:
             return "gives no number"
-        if q.numeric and not TIME_WORDS.search(_unsaid(VAGUE_TIME.sub(" ", plain), q)):
+        if q.numeric and not _says_a_time(plain, q):
             return "gives no time or amount"
         if HOW_LONG.search(q.text.lower()) and not DURATION_WORDS.search(VAGUE_TIME.sub(" ", plain)):
             return "gives no time or amount"  # 'It was resurfaced and is now open.' to 'How long did it take?'
