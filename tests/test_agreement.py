@@ -233,6 +233,7 @@ def outcome(oracle, question, a, b):
     ("When did the club last win the cup?", "I can't say.", "In the spring of 2019.", DIFFER),
     ("Can members bring guests?", "Guests make every evening more fun!", "I can't say.", NO_ANSWER),
     ("Can members bring guests?", "Yes, up to two each!", "I can't say.", DIFFER),
+    ("have a nice day!", "haha thanks, you too!", "oh cool, what kind of music?", DIFFER),  # small talk asks nothing
     ("Why was the match called off?", "Matches are called off now and then, sadly.",
      "The club always does its best on the day.", NO_ANSWER),
     ("Why shouldn't you fill the kettle right to the top?", "Just pour gently and you'll be fine.",

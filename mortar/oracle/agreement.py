@@ -241,6 +241,11 @@ AT_A_PLACE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|
 PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in itself
 
 
+def _asks(q) -> bool:
+    """Is the utterance a question ('Have you any pets?'), not small talk that reads like one ('have a nice day!')?"""
+    return q is not None and bool(q.wh or q.yes_no) and not q.text.rstrip().endswith("!")
+
+
 def _typed(q) -> bool:
     """Does the question ask for a kind of thing an answer shows plainly: a time, a reason, a number, a person or a
     place?"""
@@ -263,8 +268,8 @@ def _vague(q, r, polarity) -> str | None:
     count, a name or a person to 'who', a place to 'where', a yes or no; to other questions a number or a name —
     or a short reply that orders nothing; not a sentence of general talk ('Gauge is very important for a cowl.') nor
     a fact of another kind ('Abdi was out after a fine innings of 78.' to 'How was Abdi dismissed?')."""
-    if q is None:
-        return None
+    if not _asks(q):
+        return None  # small talk ('have a nice day!') asks for nothing
     if r.lead or (q.yes_no and polarity(r, q)):
         return None
     asked = {x.value for x in quantities(q.text)}
@@ -589,10 +594,10 @@ def non_answer(q, r, polarity=None) -> str | None:
     said = [s for s in sentences if not FILLER.fullmatch(s.lower())]  # 'Hmm, let me think.' says nothing
     if said and all(TAUTOLOGY.search(s) or (RESTATED.search(s) and not re.search(r"\d", s)) for s in said):
         return "says a thing is itself"
-    if said and all(x.rstrip().endswith("!") for x in said) \
+    if _asks(q) and said and all(x.rstrip().endswith("!") for x in said) \
             and (all(EXCLAMATIVE.match(x.lower()) for x in said) or not (r.quantities or r.entities or r.lead)) \
-            and not (q is not None and q.yes_no and polarity is not None and polarity(r, q)):
-        # 'Balloons are a lovely way to cheer someone up!', 'Look first at the light!', 'What a kind bird Flick was!'
+            and not (q.yes_no and polarity is not None and polarity(r, q)):
+        # to a question, 'Balloons are a lovely way to cheer someone up!', 'Look first at the light!', 'What a kind bird Flick was!'
         return "only exclaims"
     if re.search(r":\W*$", text) and len(re.findall(r"\w+", re.split(r"[.!?]\s", text)[-1])) <= 5:
         return "stops before the answer"  # 'Answer:', 'Vehicle:', 'Sure! Here is the answer:'

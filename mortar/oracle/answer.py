@@ -783,8 +783,7 @@ def _teller(story: str, text: str) -> set[str]:
 
 def _the_one_named(q, r) -> bool:
     """Does 'who' ask for the one person the reference names (whatever else it says of them)?"""
-    echo = q.lemmas if q is not None else set()
-    return q is not None and q.wh in ("who", "whom") and len([e for e in r.entities if not e <= echo]) == 1
+    return q is not None and q.wh in ("who", "whom") and len([e for e in r.entities if not e <= q.lemmas]) == 1
 
 
 def _capital_of(ref: frozenset[str], ref_text: str, text: str) -> bool:
