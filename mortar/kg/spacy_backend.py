@@ -653,10 +653,8 @@ def is_elliptical(q: Doc) -> bool:
     if root is not None and root.tag_ == "NNS" and root.i + 1 < len(q) and q[root.i + 1].tag_ in (
             "RB", "DT", "PRP", "PRP$"):
         return False  # a verb the tagger took for a plural noun: 'Which tomato variety cracks easily?'
-    # no verb, or only a participle and no verb that could carry the tense: 'Compared with his old tent?'; a past
-    # form with a subject of its own is the tense ('Whose drysuit leaked?', tagged as a participle)
-    return not any(t.pos_ in ("VERB", "AUX") and (t.tag_ not in ("VBN", "VBG") or (
-        t.tag_ == "VBN" and any(c.dep_ == "nsubj" for c in t.children))) for t in words)
+    # no verb, or only a participle and no verb that could carry the tense: 'Compared with his old tent?'
+    return not any(t.pos_ in ("VERB", "AUX") and t.tag_ not in ("VBN", "VBG") for t in words)
 
 
 def _identifies(question: Doc, answer: Doc) -> bool:
