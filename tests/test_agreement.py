@@ -250,6 +250,8 @@ def outcome(oracle, question, a, b):
     ("Who believed him?", "I can't say.", "Nobody.", DIFFER),
     ("When do the clocks change?", "I can't say.", "The 30th.", DIFFER),
     ("Where should spills go?", "I can't say.", "Down the drain.", DIFFER),
+    ("How long is the new rope?", "I can't say.", "A new rope has been ordered for £145.", NO_ANSWER),  # no length
+    ("How long is the new rope?", "I can't say.", "Sixty metres, the club says.", DIFFER),
     # to 'where', one place said at two scales agrees (WordNet's part holonyms), two places apart do not
     ("Where was the bell cast?", "In Glasgow.", "It was cast in Scotland.", AGREE),
     ("Where was the bell cast?", "In Glasgow.", "In Hamburg.", DIFFER),

@@ -282,10 +282,11 @@ def _vague(q, r, polarity) -> str | None:
         given = any(_a_time(x) for x in r.quantities if x.value not in asked) or _says_a_time(r.text.lower(), q)
     elif q.wh == "why":
         given = bool(REASON.search(r.text.lower()))
-    elif _counting(q):
-        given = bool(counts) or bool(AMOUNT_WORDS.search(r.text.lower()))  # 'It's free.'
-    elif q.numeric:  # 'Until the library closed.' to 'How long did the games last?'
-        given = bool(counts) or _says_a_time(r.text.lower(), q)
+    elif _counting(q):  # a year counts nothing ('in September 1989' to 'How many people worked there?')
+        given = any(not _a_year(x, r.text) for x in counts) or bool(AMOUNT_WORDS.search(r.text.lower()))
+    elif q.numeric:  # 'Until the library closed.' to 'How long did the games last?'; no price says how long
+        how_long = bool(HOW_LONG.search(q.text.lower()))
+        given = any(not (how_long and x.dim in MONEY) for x in counts) or _says_a_time(r.text.lower(), q)
     elif q.wh in ("who", "whom", "whose"):
         given = bool(names or _names_in(q, r)) or any(names_an_agent(n) for n in new_nouns) or _says_none(r) \
             or bool(re.search(r"\b(?:everyone|everybody|no one|nobody|(?:all|both|each) of)\b", r.text.lower()))
