@@ -116,6 +116,8 @@ NEWS = ("A 64-year-old swimmer was pulled from the water off Dunhallow Point on 
         "Her friend Colette, who runs the beach cafe, called the coastguard.")
 
 
+LETTER = ("Northmere Bank will never ask you to move money to a 'safe account'. If you get a call like this, hang up."
+          "\n\nYours sincerely,\nPriya Raghunathan\nHead of Customer Protection")
 GUIDE = ("You are standing in front of the Harbour Clock. In 2019 it was repaired by our restorer, Dr Ines Moreau, "
          "who found a maker's mark under the old paint.")
 
@@ -131,6 +133,9 @@ GUIDE = ("You are standing in front of the Harbour Clock. In 2019 it was repaire
     # the teller's own ('our restorer') is the museum's in the answer; another's is not
     ("Who repaired the clock?", "Dr Ines Moreau", "The museum's restorer.", GUIDE, True),
     ("Who repaired the clock?", "Dr Ines Moreau", "The museum's restorer.", GUIDE.replace("our", "a"), False),
+    # a title the story writes under the name ('Head of Customer Protection') describes that person
+    ("Who signed the letter?", "Priya Raghunathan", "The bank's Head of Customer Protection.", LETTER, True),
+    ("Who signed the letter?", "Priya Raghunathan", "The bank's Head of Customer Support.", LETTER, False),
 ])
 def test_names_and_descriptions(oracle, question, gold, candidate, story, right):
     assert passes(oracle, question, gold, candidate, story) is right

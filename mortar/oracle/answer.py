@@ -551,6 +551,7 @@ class AnswerJudge:
         # sharing a sentence is not enough ('moved from Thursday to Wednesday'): one of the answer's nouns must
         # stand beside the name in the story, as its apposition, title, modifier or predicate
         nouns = [w for w in c.nouns if not any(same_word(w, x) for x in echo)] or words
+        nouns += [w for e in c.entities for w in e if w in told and w not in name_words]  # a title: 'Head of …'
         if any(_beside(tokens, name_words, nouns) for _, _, tokens in self._story_sentences(story)):
             return f"the story says that {' '.join(words)} is {' '.join(sorted(names[0]))}"
         return None
