@@ -538,7 +538,8 @@ def is_degenerate(text: str) -> bool:
 _NOT_NOUNS = {"and", "or", "of", "to", "in", "on", "at", "by", "for", "with", "from", "the", "a", "an", "than", "times",
               "more", "less", "years", "before", "after", "ago", "later", "earlier", "each", "per", "is", "was", "were",
               "are", "had", "has", "have", "did", "who", "which", "that", "but", "so", "as", "it", "they", "he", "she",
-              "we", "you", "i", "again", "all", "other", "others", "out", "up", "down", "over", "into", "about"}
+              "we", "you", "i", "again", "all", "other", "others", "out", "up", "down", "over", "into", "about",
+              "until", "till", "through", "onwards", "then", "when", "while", "if", "because", "since", "not"}
 
 
 def _is_number_word(w: str) -> bool:

@@ -48,6 +48,12 @@ def test_units_convert_and_differ():
     assert not quantities("2019")[0].matches(quantities("about 2020")[0])
 
 
+def test_a_number_before_until_or_till_counts_no_thing():
+    (start, end) = quantities("open from 2 until 4 in the afternoon")[:2]
+    assert start.noun is None and (start.value, start.meridiem) == (2, "pm") and end.value == 4
+    assert quantities("9 till 5")[0].noun is None
+
+
 def test_a_year_falls_in_its_decade_or_century():
     (decade,) = quantities("in the 1620s")  # a decade, not 1620 seconds
     assert decade.dim is None and decade.noun == "decade"
