@@ -289,7 +289,7 @@ def _vague(q, r, polarity) -> str | None:
         given = any(not (how_long and x.dim in MONEY) for x in counts) or _says_a_time(r.text.lower(), q)
     elif q.wh in ("who", "whom", "whose"):
         given = bool(names or _names_in(q, r)) or any(names_an_agent(n) for n in new_nouns) or _says_none(r) \
-            or bool(re.search(r"\b(?:everyone|everybody|no one|nobody|(?:all|both|each) of)\b", r.text.lower()))
+            or bool(ALL_OR_NONE.search(r.text.lower()))
     elif q.wh == "where":
         given = bool(names) or any(names_a_place(n) for n in new_nouns) or any(
             not any(same_word(m.group(1), x) for x in q.lemmas) for m in AT_A_PLACE.finditer(r.text.lower()))
@@ -700,11 +700,10 @@ NUMBER_ASKED = re.compile(r"^\W*(?:and )?what(?:'s| is| was| are| were| will be)
                           r"(?:number|score|rating|price|fee|total|temperature|postcode|percentage|reading|figure|"
                           r"balance|deposit|fare|rent|salary|wage|budget|refund|discount)s?\b")
 # a definite amount answers a count; 'some', 'a lot', 'several' do not ('A lot of people had to leave.')
-AMOUNT_WORDS = re.compile(r"\b(?:none|nothing|zero|free|both|half|dozens|hundreds|thousands|millions|twice|double)\b")
-QUANTIFIER = re.compile(r"\b(?:no|none|nothing|nobody|zero|free|"
-                        r"(?<!at )all(?! (?:across|over|around|along|through|the way))|"
-                        r"every|each|both|half|dozens|hundreds|thousands|millions|couple|single|only one|twice|"
-                        r"double)\b")  # 'all across the county' says where, not how many
+_AMOUNTS = r"none|nothing|zero|free|both|half|dozens|hundreds|thousands|millions|twice|double"
+AMOUNT_WORDS = re.compile(rf"\b(?:{_AMOUNTS})\b")  # … and, to a count beside a non-answer, only these
+QUANTIFIER = re.compile(rf"\b(?:no|nobody|(?<!at )all(?! (?:across|over|around|along|through|the way))|"
+                        rf"every|each|couple|single|only one|{_AMOUNTS})\b")  # 'all across the county' says where
 
 
 # what answers 'when', 'how long', 'how often' without a number: a day, a month, a season, a part of the day, a
@@ -726,7 +725,9 @@ DURATION_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PERIOD_WORDS.keys()))
                             r"till|since|after|before|during|forever|ages)\b")
 CLOCK_WORDS = re.compile(r"\b(?:" + "|".join(HOUR_WORDS) + r"|o'?clock|dawn|dusk|sunrise|sunset)\b")
 # who answers 'who' without a name or a noun for one
-EVERYONE = re.compile(r"\b(?:everyone|everybody|nobody|no one|none|neither|(?:all|both|each) of|i|we|me|us|you)\b")
+_ALL_OR_NONE = r"everyone|everybody|nobody|no one|(?:all|both|each) of"
+ALL_OR_NONE = re.compile(rf"\b(?:{_ALL_OR_NONE})\b")
+EVERYONE = re.compile(rf"\b(?:{_ALL_OR_NONE}|none|neither|i|we|me|us|you)\b")
 # a question that asks for a name: "What is the driver's name?", 'What was the horse called?'
 NAME_ASKED = re.compile(r"\bwhat(?:'s| is| was| are| were) (?:[\w'-]+ ){0,4}?names?\b"
                         r"(?! (?:of|for) (?:the )?(?:road|street|place|shop|town|village|company|book|song|film|boat|"

@@ -545,7 +545,8 @@ class AnswerJudge:
             # a name alone is not a description: 'the Millbrook Comets' for 'the Harbourside Otters'; a title is
             # ('The Customer Care Manager')
             return None
-        untold = [w for w in words if not any(same_word(w, x) for x in told) and w not in _teller(story, c.text)]
+        tellers = _teller(story, c.text)
+        untold = [w for w in words if not any(same_word(w, x) for x in told) and w not in tellers]
         if len(untold) > _own_words(words):
             return None
         # sharing a sentence is not enough ('moved from Thursday to Wednesday'): one of the answer's nouns must
