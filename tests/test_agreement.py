@@ -256,6 +256,16 @@ def outcome(oracle, question, a, b):
     ("Where was the bell cast?", "In Glasgow.", "It was cast in Scotland.", AGREE),
     ("Where was the bell cast?", "In Glasgow.", "In Hamburg.", DIFFER),
     ("Where was the bell cast?", "In Hamburg.", "It was cast in Scotland.", DIFFER),
+    # 'a very good one' points at none; 'the green one' at one
+    ("Which kettle did they buy?", "I can't say.", "A really good one.", NO_ANSWER),
+    ("Which kettle did they buy?", "I can't say.", "The green one.", DIFFER),
+    # a number that labels a thing measures nothing; an ordinal counts nothing
+    ("How long is the bridge?", "I can't say.", "It crosses the river at Junction 9.", NO_ANSWER),
+    ("How long is the bridge?", "I can't say.", "It is 9 kilometres.", DIFFER),
+    ("How tall is the statue?", "Look first at its base!", "It stands in Hall 3.", NO_ANSWER),
+    # 'the person who …' says that someone is, not who
+    ("Who signed the lease?", "I can't say.", "The person who rents the flat.", NO_ANSWER),
+    ("Who signed the lease?", "I can't say.", "The tenant.", DIFFER),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected

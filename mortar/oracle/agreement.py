@@ -238,6 +238,14 @@ PLACE_PHRASE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|besid
 AT_A_PLACE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|next to|opposite|down|into|onto|"
                         r"through|along|across|over|past|towards?|up(?! to))\s+"
                         r"(?:the |a |an |their |his |her |its |our )?([a-z]+)")  # 'behind the hall'
+# a number that names a thing: 'Gallery 6', 'Years 4 to 6', 'Route 14' (a month before it makes a date; a capital
+# that starts a sentence is no name: 'About 400.', 'Ring 111.')
+LABEL = re.compile(r"\b([A-Z][a-z]+)s? \d+(?:\s*(?:to|and|-|–)\s*\d+)?\b")
+# an answer that praises a thing and says nothing of which or what it is: 'A very famous one.', 'A good quality
+# one.' (not 'A large one.' to 'What size …?')
+ANY_ONE = re.compile(r"\W*(?:an?|some) (?:(?:very|really|quite|rather|pretty) )?(?:good|great|nice|lovely|fine|"
+                     r"decent|excellent|famous|well-known|popular|special|particular|certain|proper|good quality|"
+                     r"high quality|top quality|important|suitable|reliable|sensible) one\W*")
 PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in itself
 
 
@@ -274,8 +282,7 @@ def _vague(q, r, polarity) -> str | None:
         return None
     asked = {x.value for x in quantities(q.text)}
     # an ordinal or a 'one' alone counts nothing ('I'd recommend swatching first', 'You can hire one')
-    counts = [x for x in r.quantities if x.value not in asked
-              and not (x.text.split()[0].lower() == "one" or _ordinal(x.text.split()[0]))]
+    counts = [x for x in _counts(r) if x.value not in asked and x.text.split()[0].lower() != "one"]
     names = [e for e in r.entities if not any(same_word(w, x) for w in e for x in q.lemmas)]
     new_nouns = [n for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)]
     if q.wh == "when":
@@ -288,7 +295,7 @@ def _vague(q, r, polarity) -> str | None:
         how_long = bool(HOW_LONG.search(q.text.lower()))
         given = any(not (how_long and x.dim in MONEY) for x in counts) or _says_a_time(r.text.lower(), q)
     elif q.wh in ("who", "whom", "whose"):
-        given = bool(names or _names_in(q, r)) or any(names_an_agent(n) for n in new_nouns) or _says_none(r) \
+        given = bool(names or _names_in(q, r)) or any(_an_agent(n) for n in new_nouns) or _says_none(r) \
             or bool(ALL_OR_NONE.search(r.text.lower()))
     elif q.wh == "where":
         given = bool(names) or any(names_a_place(n) for n in new_nouns) or any(
@@ -596,10 +603,13 @@ def non_answer(q, r, polarity=None) -> str | None:
     if said and all(TAUTOLOGY.search(s) or (RESTATED.search(s) and not re.search(r"\d", s)) for s in said):
         return "says a thing is itself"
     if _asks(q) and said and all(x.rstrip().endswith("!") for x in said) \
-            and (all(EXCLAMATIVE.match(x.lower()) for x in said) or not (r.quantities or r.entities or r.lead)) \
+            and (all(EXCLAMATIVE.match(x.lower()) for x in said)
+                 or not (_counts(r) or r.entities or r.lead)) \
             and not (q.yes_no and polarity is not None and polarity(r, q)):
         # to a question, 'Balloons are a lovely way to cheer someone up!', 'Look first at the light!', 'What a kind bird Flick was!'
         return "only exclaims"
+    if ANY_ONE.fullmatch(text.lower()) and "colour" not in r.closed:
+        return "points at no particular one"  # 'A very famous one.' to 'Which school of painting is it from?'
     if re.search(r":\W*$", text) and len(re.findall(r"\w+", re.split(r"[.!?]\s", text)[-1])) <= 5:
         return "stops before the answer"  # 'Answer:', 'Vehicle:', 'Sure! Here is the answer:'
     if said and all(DEPENDS.search(x.lower()) for x in said) and not r.quantities and not r.entities:
@@ -612,7 +622,7 @@ def non_answer(q, r, polarity=None) -> str | None:
         return "only gives advice"  # 'It's always best to check with your doctor.'
     counting = q is not None and _counting(q)
     # to 'when', a number that is no time or date says nothing of when ('The patio is phase one of the work.')
-    figures = r.quantities if q is None or q.wh != "when" or counting else [x for x in r.quantities if _a_time(x)]
+    figures = _counts(r) if q is None or q.wh != "when" or counting else [x for x in r.quantities if _a_time(x)]
     if counting:  # a number the question says, a year or an ordinal is no answer to it ('A second table …')
         asked = quantities(q.text)
         figures = [x for x in figures if not any(x.matches(y) for y in asked) and not _a_year(x, text)
@@ -633,7 +643,7 @@ def non_answer(q, r, polarity=None) -> str | None:
             and not CLOCK_WORDS.search(plain):
         return "gives no time of day"  # 'It starts with the traffic on 97.4 FM.' to 'What time did it start?'
     if q is not None and q.wh in ("who", "whom", "whose") and not _names_someone(r, q) and not EVERYONE.search(plain) \
-            and not any(names_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
+            and not any(_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
         return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
     if q is not None and NAME_ASKED.search(q.text.lower()) and not _names_someone(r, q):
         return "gives no name"  # 'The driver asks you to leave empty boxes out.' to "What is the driver's name?"
@@ -647,6 +657,20 @@ def non_answer(q, r, polarity=None) -> str | None:
     if q is not None and re.search(r"\bwhat colou?rs?\b", q.text.lower()) and "colour" not in r.closed:
         return "gives no colour"  # 'She wears the usual uniform.' to 'What colour are her overalls?'
     return None
+
+
+def _an_agent(noun: str) -> bool:
+    """A noun that says who, not only that it is someone ('the person who runs the school' names nobody)."""
+    return noun not in GENERIC and names_an_agent(noun)
+
+
+def _counts(r) -> list:
+    """The answer's numbers that count or measure: not an ordinal ('Look first at the light!') and not a number that
+    labels a thing named with a capital ('Gallery 6', 'Years 4 to 6', 'Flat 4')."""
+    labels = {m.group(0) for m in LABEL.finditer(r.text) if m.group(1).lower() not in CALENDAR
+              and r.text[:m.start()].rstrip()[-1:] not in ("", ".", "!", "?", ":")}  # not 'About 400.'
+    labelled = {n for x in labels for n in re.findall(r"\d+", x)}
+    return [x for x in r.quantities if not _ordinal(x.text.split()[0]) and x.text not in labelled]
 
 
 def _a_time(x) -> bool:
