@@ -890,7 +890,7 @@ def _is_month_word(text: str, month: str) -> bool:
     if not re.search(rf"\b{name}\b", text):
         return False
     return month == "march" or bool(re.search(
-        rf"\b{name}\s+\d|\d(?:st|nd|rd|th)?\s+(?:of\s+)?{name}\b|\b(?:in|of|last|next|early|late|mid|by|until|since) "
+        rf"\b{name}\s+\d|\d(?:st|nd|rd|th)?\s+(?:of\s+)?{name}\b|\b(?i:in|of|last|next|early|late|mid|by|until|since) "
         rf"{name}\b|\b{name},? \d{{4}}|^\W*{name}\W*$", text))
 
 

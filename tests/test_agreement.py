@@ -266,6 +266,9 @@ def outcome(oracle, question, a, b):
     # 'the person who …' says that someone is, not who
     ("Who signed the lease?", "I can't say.", "The person who rents the flat.", NO_ANSWER),
     ("Who signed the lease?", "I can't say.", "The tenant.", DIFFER),
+    # to 'which month', only a month answers
+    ("In which month was the hall opened?", "I can't say.", "In the year the war ended.", NO_ANSWER),
+    ("In which month was the hall opened?", "I can't say.", "In May, after the war.", DIFFER),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected

@@ -246,6 +246,7 @@ LABEL = re.compile(r"\b([A-Z][a-z]+)s? \d+(?:\s*(?:to|and|-|–)\s*\d+)?\b")
 ANY_ONE = re.compile(r"\W*(?:an?|some) (?:(?:very|really|quite|rather|pretty) )?(?:good|great|nice|lovely|fine|"
                      r"decent|excellent|famous|well-known|popular|special|particular|certain|proper|good quality|"
                      r"high quality|top quality|important|suitable|reliable|sensible) one\W*")
+TERM_ASKED = re.compile(r"\b(?:what|which) (colou?rs?|month|season)\b")
 PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in itself
 
 
@@ -654,9 +655,17 @@ def non_answer(q, r, polarity=None) -> str | None:
     if q is not None and q.wh == "why" and not REASON.search(plain) \
             and any(same_word(v, x) for v in q.verbs - {"be", "have", "do"} for x in r.lemmas):
         return "gives no reason"  # 'Gate receipts are down on last season.' to 'Why are gate receipts down?'
-    if q is not None and re.search(r"\bwhat colou?rs?\b", q.text.lower()) and "colour" not in r.closed:
-        return "gives no colour"  # 'She wears the usual uniform.' to 'What colour are her overalls?'
+    term = _term_asked(q)
+    if term and not r.closed.get(term):
+        return f"gives no {term}"  # 'She wears the usual uniform.' to 'What colour are her overalls?'
     return None
+
+
+def _term_asked(q) -> str | None:
+    """The closed class a question asks for a term of: 'What colour …?', 'In which month …?', 'In what season …?'
+    (a day is left out: it is answered in too many ways, 'the day the fair opens', 'match day')."""
+    m = TERM_ASKED.search(q.text.lower()) if q is not None else None
+    return None if m is None else "colour" if m.group(1).startswith("colo") else m.group(1)
 
 
 def _an_agent(noun: str) -> bool:
