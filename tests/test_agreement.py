@@ -16,7 +16,9 @@ from mortar.vocab import DT_INV, ORIG
 
 STORY = ("The Riverside chess club met on Thursday in the library. Its best player, Omar Haddad, won all five of "
          "his games and took the trophy home. The club's treasurer, Lena Vogt, said they had raised 240 euros for "
-         "new boards. Nobody from the rival Hillcrest club came.")
+         "new boards. Nobody from the rival Hillcrest club came. The last match was stopped when the hall flooded, "
+         "and spills went down the drain. Members park behind the hall in the long-stay car park; the tenant of the "
+         "flat above signed the lease. Visitors bring sturdy boots and a flask.")
 
 
 @pytest.fixture(scope="module")
@@ -266,6 +268,10 @@ def outcome(oracle, question, a, b):
     # 'the person who …' says that someone is, not who
     ("Who signed the lease?", "I can't say.", "The person who rents the flat.", NO_ANSWER),
     ("Who signed the lease?", "I can't say.", "The tenant.", DIFFER),
+    # beside a non-answer, talk the story does not tell shows no answer; a name or number of its own answers
+    ("What should visitors bring?", "I can't say.", "Snacks for the long games.", NO_ANSWER),
+    ("Where can members park?", "I can't say.", "Parking near a library is often hard.", NO_ANSWER),
+    ("Who signed the lease?", "I can't say.", "Maria Lopez.", DIFFER),
     # to 'which month', only a month answers
     ("In which month was the hall opened?", "I can't say.", "In the year the war ended.", NO_ANSWER),
     ("In which month was the hall opened?", "I can't say.", "In May, after the war.", DIFFER),

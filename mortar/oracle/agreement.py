@@ -129,7 +129,7 @@ class AgreementJudge:
         self.judge.prepare((q, a, b) for q, a, b, _ in items)
         degenerate = {head: why for head, why in looped.values()}
         degenerate.update(self._not_told_alike([h for h, why in looped.values() if not why]))
-        results = [self._by_rules(q, a, b, degenerate) for q, a, b, _ in items]
+        results = [self._by_rules(q, a, b, degenerate, story) for q, a, b, story in items]
         undecided = [i for i, r in enumerate(results) if r is None or r.no_answer]
         triples = []
         for i in undecided:
@@ -149,6 +149,22 @@ class AgreementJudge:
                 results[i] = Agreement(score, True, results[i].reason)
         return results
 
+    def _untold(self, q, r, story: str) -> str | None:
+        """Does the answer say, beyond the question's words, things the story does not ('Artists often keep unusual
+        hours.', 'Island ferries are a lovely way to travel.')? Talk of that kind beside a non-answer shows no
+        answer; an answer in the story's own words does."""
+        figures = q.numeric or _counting(q) or q.wh == "when"
+        if (_names_in(q, r) and q.wh not in ("why", "how")) or (_counts(r) and figures) \
+                or (r.closed and (figures or _term_asked(q))):
+            return None  # a name, a number or a colour asked for answers, told or not ('Green.' to 'What colour?')
+        told = set().union(*(words for words, _, _ in self.judge._story_sentences(story)))
+        advice = {w for m in ADVICE.finditer(r.text.lower().replace("’", "'")) for w in _WORD.findall(m.group(0))}
+        new = [w for w in _new_words(q, r) if not any(same_word(w, x) for x in advice)]  # '…; it's best to come early'
+        missing = [w for w in new if w not in told and not any(same_word(w, x) for x in told)]
+        if new and len(missing) > UNTOLD_SHARE * len(new):
+            return f"says what the story does not ({', '.join(missing)})"
+        return None
+
     def _not_told_alike(self, texts) -> dict[str, str]:
         """Short answers close in meaning to a way of saying 'the story does not tell' ('No idea, sorry.',
         'Can't say.'), which no pattern lists."""
@@ -159,7 +175,7 @@ class AgreementJudge:
                 if max(cos(t, p) for p in NOT_TOLD_LIKE) >= NOT_TOLD_COSINE}
 
     # ---- rules
-    def _by_rules(self, question, a, b, degenerate: dict) -> Agreement | None:
+    def _by_rules(self, question, a, b, degenerate: dict, story: str | None = None) -> Agreement | None:
         q = self.judge._questions.get(question) if question else None
         ra, rb = self.judge._texts[a], self.judge._texts[b]
         why_a = degenerate.get(a) or non_answer(q, ra, self.judge._polarity)
@@ -175,7 +191,7 @@ class AgreementJudge:
             if (why_a or why_b) in LOOPS and (_inside(other, said) or _loop_in(said, other, q)):
                 # 'Amoxicillin' and 'Amoxicillin amoxicillin …'; 'Lena Lena Lena …' and 'Lena Vogt'
                 return Agreement(PASS, False, "one says the other's answer over and over")
-            vague = _vague(q, other, self.judge._polarity)
+            vague = _vague(q, other, self.judge._polarity) or (story and _asks(q) and self._untold(q, other, story))
             if vague:
                 return Agreement(SURE_FAIL, True, f"neither surely answers: one {why_a or why_b}, the other {vague}")
             return Agreement(SURE_FAIL, False, f"only one answers; the other {why_a or why_b}")
@@ -247,6 +263,7 @@ ANY_ONE = re.compile(r"\W*(?:an?|some) (?:(?:very|really|quite|rather|pretty) )?
                      r"decent|excellent|famous|well-known|popular|special|particular|certain|proper|good quality|"
                      r"high quality|top quality|important|suitable|reliable|sensible) one\W*")
 TERM_ASKED = re.compile(r"\b(?:what|which) (colou?rs?|month|season)\b")
+UNTOLD_SHARE = 0.2  # of an answer's new words: more of them not in the story, and it is talk, not an answer
 PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in itself
 
 
