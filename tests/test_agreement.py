@@ -18,7 +18,7 @@ STORY = ("The Riverside chess club met on Thursday in the library. Its best play
          "his games and took the trophy home. The club's treasurer, Lena Vogt, said they had raised 240 euros for "
          "new boards. Nobody from the rival Hillcrest club came. The last match was stopped when the hall flooded, "
          "and spills went down the drain. Members park behind the hall in the long-stay car park; the tenant of the "
-         "flat above signed the lease. Visitors bring sturdy boots and a flask.")
+         "flat above signed the lease. Visitors bring sturdy boots and a flask. A local carpenter repaired the roof.")
 
 
 @pytest.fixture(scope="module")

@@ -153,10 +153,10 @@ class AgreementJudge:
         """Does the answer say, beyond the question's words, things the story does not ('Artists often keep unusual
         hours.', 'Island ferries are a lovely way to travel.')? Talk of that kind beside a non-answer shows no
         answer; an answer in the story's own words does."""
-        figures = q.numeric or _counting(q) or q.wh == "when"
-        if (_names_in(q, r) and q.wh not in ("why", "how")) or (_counts(r) and figures) \
-                or (r.closed and (figures or _term_asked(q))):
-            return None  # a name, a number or a colour asked for answers, told or not ('Green.' to 'What colour?')
+        plain = q.wh not in ("why", "how") or q.numeric  # a name, a number or a term answers it …
+        counted = plain and q.wh not in ("who", "whom", "whose") and _counts(r)  # … a number not to 'who'
+        if (q.yes_no and self.judge._polarity(r, q)) or counted or (plain and (_names_in(q, r) or r.closed)):
+            return None  # a yes or no, a name, a number or a term answers, told or not: 'Green.' to 'What colour?'
         told = set().union(*(words for words, _, _ in self.judge._story_sentences(story)))
         advice = {w for m in ADVICE.finditer(r.text.lower().replace("’", "'")) for w in _WORD.findall(m.group(0))}
         new = [w for w in _new_words(q, r) if not any(same_word(w, x) for x in advice)]  # '…; it's best to come early'
