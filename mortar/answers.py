@@ -434,7 +434,7 @@ def quantities(text: str) -> list[Quantity]:
                 if value > 1 and not words[j].endswith("s") and j + 1 < len(words) \
                         and re.fullmatch(r"[a-z]{3,}s", words[j + 1]) and words[j + 1] not in _NOT_NOUNS:
                     j += 1  # 'a dozen small plums', 'twelve ripe plums': what is counted is the plural after
-                noun = _singular(words[j])
+                noun = _MONTH_ABBR.get(words[j], _singular(words[j]))  # '7 Feb' is '7 February'
         part_of_day = _part_of_day(words, j)
         if unit is None and noun is None and 0 < value <= 12 and value == int(value) and part_of_day:
             unit, meridiem = CLOCK[0], part_of_day  # 'two in the afternoon'
