@@ -47,7 +47,7 @@ def test_context_check_agrees_with_the_development_annotations_at_least_as_well_
 # its bug flags (bug = not pass) as `benchmarks/oracle_accuracy.py` counts them
 ORACLE_DEV_SUBSET = (("dev", 10), ("heldout", 10), ("dev2", 1), ("holdout2", 1), ("dev3", 1), ("dev4", 2), ("dev5", 2),
                      ("dev6", 2), ("dev7", 2))
-ORACLE_DEV_BUG_PRECISION = 0.941
+ORACLE_DEV_BUG_PRECISION = 0.942
 ORACLE_DEV_BUG_RECALL = 0.948
 
 
@@ -64,7 +64,7 @@ def test_answer_oracle_flags_bugs_on_the_development_pairs_at_least_as_well_as_r
 # two-answer agreement against the development pairs written in other genres (agreement_pairs_dev5 to _dev10, every
 # 2nd pair): precision and recall of "they differ" as `benchmarks/oracle_accuracy.py` counts them
 AGREEMENT_DEV_FILES = ("dev5", "dev6", "dev7", "dev8", "dev9", "dev10")
-AGREEMENT_DEV_DIFFER_PRECISION = 0.871  # with the harder dev8 to dev10 (non-answers dressed as answers) in the set
+AGREEMENT_DEV_DIFFER_PRECISION = 0.892  # with the harder dev8 to dev10 (non-answers dressed as answers) in the set
 AGREEMENT_DEV_DIFFER_RECALL = 0.913
 
 
