@@ -194,8 +194,8 @@ def report(checks, cases, verdicts, selections: dict | None = None, mutants: lis
             "Relations that compare two system answers (MR3, MR4, DT-INV, P1–P3) read what each answer says to the "
             "question. Where neither answers — both say the story does not tell, or are empty, degenerate (one "
             "phrase over and over, no words) or evasive, or one gives nothing and the other not the kind of thing "
-            "asked (a time, a place, a person, an amount) — the pair neither agrees nor differs: it is counted here "
-            "and is never a violation.", no_answer)
+            "asked (a time, a place, a person, an amount) or only talk the story does not tell — the pair neither "
+            "agrees nor differs: it is counted here and is never a violation.", no_answer)
     if len(ran) >= 2:
         result["uniqueness"] = uniqueness(checks, ran)
         result["overlap"] = overlap(checks, ran)
