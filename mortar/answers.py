@@ -933,7 +933,7 @@ def analyse_question(doc, text: str) -> QuestionInfo:
 
 SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "or", "ors", "ian", "ians", "an", "ans", "ese", "ish", "al",
             "ally", "ly", "ic", "ical", "ness", "ment", "ments", "ion", "ions", "ation", "ations", "y", "ies", "ist",
-            "ists", "ism", "e", "en", "ful", "less", "ity", "ive", "ery", "ry")
+            "ists", "ism", "e", "en", "ful", "less", "ity", "ive", "ery", "ry", "able")
 
 
 def same_word(a: str, b: str) -> bool:

@@ -272,6 +272,9 @@ def outcome(oracle, question, a, b):
     ("What should visitors bring?", "I can't say.", "Snacks for the long games.", NO_ANSWER),
     ("Where can members park?", "I can't say.", "Parking near a library is often hard.", NO_ANSWER),
     ("Who signed the lease?", "I can't say.", "Maria Lopez.", DIFFER),
+    # a yes or no beside the same words without it: nothing tells them apart
+    ("Will the stitches need to be taken out?", "No, they're dissolvable.", "They dissolve on their own.", AGREE),
+    ("Will the stitches need to be taken out?", "No, they're dissolvable.", "A nurse takes them out.", DIFFER),
     # to 'which month', only a month answers
     ("In which month was the hall opened?", "I can't say.", "In the year the war ended.", NO_ANSWER),
     ("In which month was the hall opened?", "I can't say.", "In May, after the war.", DIFFER),

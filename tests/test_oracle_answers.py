@@ -95,6 +95,7 @@ def test_normalisation_keeps_numbers_and_unifies_spelling():
     assert normalize_word("colour") == normalize_word("color") and normalize_word("grey") == "gray"
     assert normalize_word("metres") == "meters" and normalize_word("Grandma") == "grandmother"
     assert same_word("nurse", "nursing") and same_word("wood", "wooden") and not same_word("call", "callum")
+    assert same_word("dissolve", "dissolvable") and not same_word("dissolve", "dissolution")
 
 
 def test_a_date_with_the_month_shortened_is_the_same_date():
