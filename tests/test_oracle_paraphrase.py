@@ -282,6 +282,19 @@ def test_a_description_may_add_what_the_story_says_of_the_person(oracle, candida
     assert passes(oracle, "Who helped them?", "Henrik, a sound engineer", candidate, GIG) is right
 
 
+DUMPLINGS = "My grandmother Greta Holm baked these every winter in her kitchen in Malmo, and never measured a thing."
+
+
+@pytest.mark.parametrize("candidate, right", [
+    # the teller's grandmother, a place the story names beside her, the source cited
+    ("According to the recipe, the author's grandmother baked them every winter in Malmo.", True),
+    ("According to the recipe, the author's grandmother baked them every winter in Oslo.", False),
+    ("The author's neighbour baked them.", False),
+])
+def test_a_description_may_name_the_teller_and_a_place_the_story_gives(oracle, candidate, right):
+    assert passes(oracle, "Who baked these?", "Greta Holm, the writer's grandmother.", candidate, DUMPLINGS) is right
+
+
 @pytest.mark.parametrize("candidate, right", [
     ("To stop him chewing the lead.", True),  # what a verb of preventing governs does not happen
     ("To make him chew the lead.", False),

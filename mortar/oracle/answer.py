@@ -228,7 +228,8 @@ class AnswerJudge:
         if entities and entities[0] == "missing":
             return min(0.15, meaning), entities[1]
         if entities and entities[0] == "absent":  # only the meaning can vouch for an answer without the name
-            if self._description_of_reference(q, r, c, self._told_about(story, r)):
+            if self._description_of_reference(q, r, c, self._told_about(story, r),
+                                              _teller(story, c.text) if story else set()):
                 return 0.8, "gives the reference's description of the entity, without the name"
             return meaning, (f"close in meaning to the reference (cosine {cosine:.2f})" if meaning >= 0.5
                              else entities[1])
@@ -601,15 +602,20 @@ class AnswerJudge:
         return None
 
     @staticmethod
-    def _description_of_reference(q, r, c, told: frozenset[str] = frozenset()) -> bool:
+    def _description_of_reference(q, r, c, told: frozenset[str] = frozenset(), tellers: set[str] = frozenset()) -> bool:
         """The answer gives what the reference says about the entity, without its name ('her sister' for 'her
         sister Dagny', 'the office manager' for 'Graham Odell, the office manager'), and nothing the story does not
-        say about it (``told``: the words of the story's sentences that name it)."""
+        say about it (``told``: the words of the story's sentences that name it; ``tellers``: what the answer calls
+        the story's teller, 'the author' in "the author's grandmother" for 'my grandmother'). A place those
+        sentences name may stand beside it ('… in her kitchen in Brno'), and the source it cites ('according to the
+        recipe') is no description."""
         echo = q.lemmas if q is not None else set()
-        if any(not e <= echo for e in c.entities) or not _name_like(q, r):
+        if any(not e <= echo and not (e in c.places and e <= told) for e in c.entities) or not _name_like(q, r):
             return False
         name_words = set().union(*r.entities) if r.entities else set()
-        words = [w for w in c.content if not any(same_word(w, x) for x in echo)]
+        cited = {w for m in re.finditer(r"\baccording to (?:the |this |that |your )?(\w+)", c.text.lower())
+                 for w in ("accord", m.group(1))}
+        words = [w for w in c.content if not any(same_word(w, x) for x in echo) and w not in tellers | cited]
         described = {n for n in r.nouns if n not in name_words and n not in echo}
         untold = [w for w in words if not _said(w, set(r.lemmas) | told)]
         return bool(words) and len(untold) <= (_own_words(words) if told else 0) and any(
