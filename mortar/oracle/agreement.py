@@ -158,8 +158,9 @@ class AgreementJudge:
         if (q.yes_no and self.judge._polarity(r, q)) or counted or (plain and (_names_in(q, r) or r.closed)):
             return None  # a yes or no, a name, a number or a term answers, told or not: 'Green.' to 'What colour?'
         told = set().union(*(words for words, _, _ in self.judge._story_sentences(story)))
+        # advice is no claim about the story: 'Behind the hall; it's best to come early.'
         advice = {w for m in ADVICE.finditer(r.text.lower().replace("’", "'")) for w in _WORD.findall(m.group(0))}
-        new = [w for w in _new_words(q, r) if not any(same_word(w, x) for x in advice)]  # '…; it's best to come early'
+        new = [w for w in _new_words(q, r) if not any(same_word(w, x) for x in advice)]
         missing = [w for w in new if w not in told and not any(same_word(w, x) for x in told)]
         if new and len(missing) > UNTOLD_SHARE * len(new):
             return f"says what the story does not ({', '.join(missing)})"

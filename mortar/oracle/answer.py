@@ -602,7 +602,8 @@ class AnswerJudge:
         return None
 
     @staticmethod
-    def _description_of_reference(q, r, c, told: frozenset[str] = frozenset(), tellers: set[str] = frozenset()) -> bool:
+    def _description_of_reference(q, r, c, told: frozenset[str] = frozenset(),
+                                  tellers: set[str] | frozenset[str] = frozenset()) -> bool:
         """The answer gives what the reference says about the entity, without its name ('her sister' for 'her
         sister Dagny', 'the office manager' for 'Graham Odell, the office manager'), and nothing the story does not
         say about it (``told``: the words of the story's sentences that name it; ``tellers``: what the answer calls
