@@ -102,3 +102,9 @@ def test_a_date_with_the_month_shortened_is_the_same_date():
     (full,) = quantities("by 7 February")
     assert quantities("by 7 Feb")[0].noun == "february" and quantities("the 7th Feb.")[0].matches(full)
     assert not quantities("by 8 Feb")[0].matches(full)
+
+
+def test_half_six_before_a_range_word_is_half_past_six():
+    (hour, minutes) = quantities("from half six to eight in the evening")[:2]
+    assert (hour.value, minutes.value) == (6, 30)
+    assert [x.value for x in quantities("half six until nine")][:2] == [6, 30]
