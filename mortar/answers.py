@@ -116,8 +116,9 @@ UNITS = {  # surface form → (canonical unit, factor to the dimension's base un
 }
 CURRENCY_SYMBOLS = {"$": "dollar", "£": "pound", "€": "euro"}
 MONEY = set(CURRENCY_SYMBOLS.values())  # the currencies (their cents and pence are dimensions of their own)
+# 'half six' is a time before these ('half six to eight')
 AFTER_HALF_SIX = {",", ".", ";", ":", "!", "?", "-", "(", "in", "on", "at", "tonight", "today", "tomorrow", "am", "pm",
-                  "and", "or", "then", "sharp", "that", "this", "every", "each", "to", "until", "till"}  # 'half six' is a time before these
+                  "and", "or", "then", "sharp", "that", "this", "every", "each", "to", "until", "till"}
 AND_A_PART = {"half": 0.5, "quarter": 0.25, "quarters": 0.25, "third": 1 / 3}  # 'two and a quarter metres'
 MONEY_SCALES = {"k": 1e3, "m": 1e6, "mn": 1e6, "bn": 1e9}
 SPAN_UNITS = {"minute", "hour", "day", "week", "fortnight", "month", "year", "decade"}  # 'a' counts one

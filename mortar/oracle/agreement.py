@@ -108,6 +108,7 @@ class AgreementJudge:
     def __init__(self, judge: AnswerJudge):
         self.judge = judge
         self._results: dict[tuple, Agreement] = {}  # (question, a, b, story) → its agreement, as asked ahead
+        self._told: dict[str, set[str]] = {}  # story → every word it says, read once per story
 
     def compare(self, question: str | None, a: str, b: str, story: str | None = None) -> Agreement:
         return self.compare_many([(question, a, b, story)])[0]
@@ -157,7 +158,9 @@ class AgreementJudge:
         counted = plain and q.wh not in ("who", "whom", "whose") and _counts(r)  # … a number not to 'who'
         if (q.yes_no and self.judge._polarity(r, q)) or counted or (plain and (_names_in(q, r) or r.closed)):
             return None  # a yes or no, a name, a number or a term answers, told or not: 'Green.' to 'What colour?'
-        told = set().union(*(words for words, _, _ in self.judge._story_sentences(story)))
+        if story not in self._told:
+            self._told[story] = set().union(*(words for words, _, _ in self.judge._story_sentences(story)))
+        told = self._told[story]
         # advice is no claim about the story: 'Behind the hall; it's best to come early.'
         advice = {w for m in ADVICE.finditer(r.text.lower().replace("’", "'")) for w in _WORD.findall(m.group(0))}
         new = [w for w in _new_words(q, r) if not any(same_word(w, x) for x in advice)]
@@ -622,10 +625,10 @@ def non_answer(q, r, polarity=None) -> str | None:
     if said and all(TAUTOLOGY.search(s) or (RESTATED.search(s) and not re.search(r"\d", s)) for s in said):
         return "says a thing is itself"
     if _asks(q) and said and all(x.rstrip().endswith("!") for x in said) \
-            and (all(EXCLAMATIVE.match(x.lower()) for x in said)
-                 or not (_counts(r) or r.entities or r.lead)) \
+            and (all(EXCLAMATIVE.match(x.lower()) for x in said) or not (_counts(r) or r.entities or r.lead)) \
             and not (q.yes_no and polarity is not None and polarity(r, q)):
-        # to a question, 'Balloons are a lovely way to cheer someone up!', 'Look first at the light!', 'What a kind bird Flick was!'
+        # to a question, 'Balloons are a lovely way to cheer someone up!', 'Look first at the light!', 'What a kind
+        # bird Flick was!'
         return "only exclaims"
     if ANY_ONE.fullmatch(text.lower()) and "colour" not in r.closed:
         return "points at no particular one"  # 'A very famous one.' to 'Which school of painting is it from?'
