@@ -7,7 +7,8 @@ import pytest
 from mortar.dataset import Round, Seed
 from mortar.methods.dialtest import Operators, unguided_cases
 from mortar.methods.metal import MetalSettings, Word, make_cases as metal_make_cases, metal_test_cases, perturb
-from mortar.mutation_gate import (GATE_OFF, GATE_ON, LM_MAX_DROP, NEUTRAL_WORDS, Cosine, LanguageModel, Mutation,
+from mortar.mutation_gate import (GATE_OFF, GATE_ON, LM_MAX_DROP, NEUTRAL_WORDS, SAME_WORD_IN_CONTEXT, Cosine, LanguageModel,
+                                  Mutation, WordInContext,
                                   focus_noun, in_context_synonyms, inflect, lesk_sense, make_gate, swap_options)
 from mortar.nlp import load_nlp
 from mortar.wordnet import pos_share, senses, verb_frames
@@ -163,6 +164,27 @@ def test_the_cosine_bar_stays_a_constraint(gate, nlp, oracle):
     far = Mutation(TYPO, "Where does Mara keep her savings?", "Whr dz Mr kp hr svngs?", STORY)
     assert off.reasons([far]) == ["cosine"] and gate.reasons([far]) == ["cosine"]
     assert Cosine(oracle.embeddings, 0.0).check(gate.read(far))
+
+
+def test_a_word_reads_in_its_sentence(oracle):
+    money, river = "She paid the cheque into the bank.", "She fished from the muddy bank of the river."
+    loan = "She asked the bank for a loan."
+
+    def bank(text):
+        return text, text.index("bank"), text.index("bank") + 4
+
+    assert oracle.embeddings.word_cosine(bank(money), bank(loan)) > oracle.embeddings.word_cosine(bank(money),
+                                                                                                  bank(river))
+
+
+def test_a_swapped_word_must_read_as_the_old_one_did(gate, oracle):
+    in_context = WordInContext(oracle.embeddings)
+    left = gate.read(Mutation(SYN, "Did Marsh make any comment as he left the court?",
+                              "Did Marsh make any comment as he left the tribunal?"))
+    often = gate.read(Mutation(SYN, "How often does the ferry run?", "How frequently does the ferry run?"))
+    assert not in_context.check(left) and in_context.check(often)
+    assert in_context.embeddings.word_cosine(*in_context.spans(left)[0]) < SAME_WORD_IN_CONTEXT
+    assert "word in context" in gate.names and WordInContext.operators == {SYN, SR}
 
 
 def test_character_noise_meets_only_unchanged_and_cosine(nlp, oracle):

@@ -5,9 +5,9 @@ Relations (DialTest's metamorphic relation: the transformed sentence keeps its l
 transformed question should still match the reference (DT-REF, a direction, like METAL) and agree with
 the SUT's own answer to the seed question (DT-INV, an invariance, like MR3). A transformed question whose
 embedding cosine to the original falls below 0.8 changed its meaning and is reverted; so is one that fails the
-mutation gate (``mortar.mutation_gate``: part of speech, word sense in context, protected words, the story
-sentences it points to, the local LM's likelihood). ``--dialtest-gate off`` keeps the paper's operators and its
-cosine-only filter.
+mutation gate (``mortar.mutation_gate``: part of speech, word sense and the word read in context, protected
+words, the story sentences it points to, the local LM's likelihood). ``--dialtest-gate off`` keeps the paper's
+operators and its cosine-only filter.
 
 Generation: unguided, each operator once per question. With a Gini budget, DialTest's Algorithm 1 runs per
 question (``mortar.guide.gini``) and, at the same budget, its random baseline, so the report compares bugs
@@ -55,7 +55,8 @@ class DialTestSettings:
                                "unguided)", label="Gini budget", flag="--gini-budget", minimum=0)
     gini_tau: float = setting(GINI_TAU, "a mutant is kept when its answer's Gini impurity rises by more than τ "
                               f"(default {GINI_TAU:g})", label="Gini τ", flag="--gini-tau")
-    gate: str = setting(GATE_ON, "the mutation gate: on (part of speech, word sense, protected words, story "
+    gate: str = setting(GATE_ON, "the mutation gate: on (part of speech, word sense, word in context, "
+                        "protected words, story "
                         "sentences, LM likelihood and the meaning filter's cosine) or off (the paper's cosine-only "
                         "filter) (default on)", label="DialTest mutation gate", flag="--dialtest-gate",
                         choices=GATE_CHOICES)

@@ -6,6 +6,8 @@ from functools import lru_cache
 
 import numpy as np
 
+WORD_LAYER = 4  # of all-MiniLM-L6-v2's six: the middle layers carry a word's sense in its sentence best
+
 
 @lru_cache(maxsize=1)
 def embedding_model():
@@ -22,6 +24,7 @@ class Embeddings:
     def __init__(self, model=None, batch_size: int = 64):
         self.model, self.batch_size = model, batch_size
         self.vectors: dict[str, np.ndarray] = {}
+        self.word_vectors: dict[tuple[str, int, int], np.ndarray] = {}
 
     def add(self, texts) -> None:
         new = sorted({t for t in texts if t not in self.vectors})
@@ -34,3 +37,27 @@ class Embeddings:
     def cosine(self, a: str, b: str) -> float:
         self.add((a, b))
         return float(np.clip(np.dot(self.vectors[a], self.vectors[b]), -1.0, 1.0))
+
+    def add_words(self, spans) -> None:
+        """Contextual vectors of words in their sentences: each span is (text, start, end) in characters, its
+        vector the mean of the encoder's ``WORD_LAYER`` states over the word's pieces, unit-normalised."""
+        import torch
+
+        new = sorted({s for s in spans if s not in self.word_vectors})
+        model = self.model or embedding_model()
+        tokenizer, encoder = model.tokenizer, model[0].auto_model
+        for k in range(0, len(new), self.batch_size):
+            batch = new[k:k + self.batch_size]
+            enc = tokenizer([t for t, _, _ in batch], padding=True, return_offsets_mapping=True, return_tensors="pt")
+            offsets = enc.pop("offset_mapping").tolist()
+            with torch.inference_mode():
+                states = encoder(**enc, output_hidden_states=True).hidden_states[WORD_LAYER]
+            for row, (text, start, end) in enumerate(batch):
+                pieces = [p for p, (a, b) in enumerate(offsets[row]) if b > a and a >= start and b <= end]
+                v = states[row, pieces].mean(0).numpy()
+                self.word_vectors[(text, start, end)] = v / np.linalg.norm(v)
+
+    def word_cosine(self, a: tuple[str, int, int], b: tuple[str, int, int]) -> float:
+        """How alike two words read in their sentences (see ``add_words``)."""
+        self.add_words((a, b))
+        return float(np.clip(np.dot(self.word_vectors[a], self.word_vectors[b]), -1.0, 1.0))
