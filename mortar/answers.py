@@ -707,6 +707,7 @@ class Analysis:
     particles: dict[str, str] = field(default_factory=dict)  # a phrasal verb's particle → its verb: 'up' → 'hang'
     first_clause_negated: bool = False  # 'It didn't; it was second.'
     modifiers: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # 'cake' → {'compound': {'lemon'}}
+    clauses: dict[str, set[str]] = field(default_factory=dict)  # a noun's relative clause's nouns: 'person' → {'school'}
     lead: str | None = None  # 'yes' / 'no' when the answer starts with one
     unknown: bool = False
     quantities: list[Quantity] = field(default_factory=list)
@@ -806,6 +807,10 @@ def analyse(doc, text: str) -> Analysis:
                         and m.pos_ not in ("NUM", "DET", "PRON") and not hyphened:
                     kind = "amod" if m.dep_ == "amod" else "compound"  # an adjective replaces an adjective
                     a.modifiers.setdefault(_lemma(t), {}).setdefault(kind, set()).add(_lemma(m))
+        if t.pos_ in ("NOUN", "PRON"):  # 'the person who runs the school', 'someone who works there'
+            for m in t.children:
+                if m.dep_ in ("relcl", "acl"):
+                    a.clauses.setdefault(_lemma(t), set()).update(_lemma(x) for x in m.subtree if x.pos_ == "NOUN")
     # proper-name groups
     group: list[str] = []
     for t in tokens + [None]:

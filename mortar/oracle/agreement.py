@@ -664,8 +664,10 @@ def non_answer(q, r, polarity=None) -> str | None:
                                                and not _ordinal(x.text)) for x in r.quantities) \
             and not CLOCK_WORDS.search(plain):
         return "gives no time of day"  # 'It starts with the traffic on 97.4 FM.' to 'What time did it start?'
+    # who 'the person who runs the school' is, is not said by the school
+    about = {n for h, nouns in r.clauses.items() if h in GENERIC for n in nouns}
     if q is not None and q.wh in ("who", "whom", "whose") and not _names_someone(r, q) and not EVERYONE.search(plain) \
-            and not any(_an_agent(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
+            and not any(_an_agent(n) for n in r.nouns - about if not any(same_word(n, x) for x in q.lemmas)):
         return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
     if q is not None and NAME_ASKED.search(q.text.lower()) and not _names_someone(r, q):
         return "gives no name"  # 'The driver asks you to leave empty boxes out.' to "What is the driver's name?"
