@@ -717,6 +717,7 @@ class Analysis:
     alternatives: list[set[str]] = field(default_factory=list)  # 'cumin or turmeric' → [{cumin}, {turmeric}]
     possessors: list[frozenset[str]] = field(default_factory=list)  # owners: 'Piet' in "Piet's brother"
     places: list[frozenset[str]] = field(default_factory=list)  # names after 'in', 'at', 'from' …: 'in Brno'
+    described: list[frozenset[str]] = field(default_factory=list)  # names in a relative clause: "that Ruth planted"
     degenerate: bool = False
 
 
@@ -813,6 +814,8 @@ def analyse(doc, text: str) -> Analysis:
                     a.clauses.setdefault(_lemma(t), set()).update(_lemma(x) for x in m.subtree if x.pos_ == "NOUN")
     # proper-name groups
     group: list[str] = []
+    in_clause = {x.i for t in tokens if t.dep_ == "relcl" for x in t.subtree}
+    clause_group = True
     for t in tokens + [None]:
         # a name is capitalised: tagged PROPN, or a capitalised noun inside the sentence
         proper = t is not None and t.is_alpha and t.text[:1].isupper() and (
@@ -820,15 +823,18 @@ def analyse(doc, text: str) -> Analysis:
         if proper and _lemma(t) not in _TERM_CLASS:
             if t.lower_.rstrip(".") not in TITLES:
                 group.append(t.lower_)
+                clause_group = clause_group and t.i in in_clause
             continue
         if group:
             a.entities.append(frozenset(group))
+            if clause_group:
+                a.described.append(frozenset(group))
             if t is not None and t.text in ("'s", "’s", "'"):
                 a.possessors.append(frozenset(group))
             last = t.nbor(-1) if t is not None else tokens[-1]
             if last.dep_ == "pobj" and last.head.lower_ in PLACE_PREPOSITIONS:
                 a.places.append(frozenset(group))
-            group = []
+            group, clause_group = [], True
     words = [t for t in tokens if t.is_alpha]
     if not a.entities and 0 < len(words) <= 4 and all(t.text[:1].isupper() for t in words) \
             and words[0].lower_ not in YES | NO | {"unknown", "none", "the", "a", "an"} \

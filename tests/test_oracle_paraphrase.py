@@ -295,6 +295,19 @@ def test_a_description_may_name_the_teller_and_a_place_the_story_gives(oracle, c
     assert passes(oracle, "Who baked these?", "Greta Holm, the writer's grandmother.", candidate, DUMPLINGS) is right
 
 
+RING = "Tom Hale, the gardener who works for Anna Berg, found the ring in May. Berg's cousin Ida Lund lost it."
+
+
+@pytest.mark.parametrize("candidate, right", [
+    # a name in a clause that describes the person is no other person; a name in the person's place is
+    ("The gardener who works for Anna Berg.", True),
+    ("The old tree that Anna Berg planted.", False),
+    ("Ida Lund, the gardener.", False),
+])
+def test_a_name_in_a_clause_that_describes_the_answer_is_not_another_answer(oracle, candidate, right):
+    assert passes(oracle, "Who found the ring?", "Tom Hale, the gardener", candidate, RING) is right
+
+
 @pytest.mark.parametrize("candidate, right", [
     ("To stop him chewing the lead.", True),  # what a verb of preventing governs does not happen
     ("To make him chew the lead.", False),

@@ -412,6 +412,7 @@ class AnswerJudge:
         aside = c.places if q is not None and q.wh in ("who", "whom", "whose") and not r.places else []
         if re.search(r"\b(?:his|her|their)\b", r.text.lower()):
             aside = aside + c.possessors  # "Edith Harwood's nephew" for 'her nephew, Dr Samuel Harwood'
+        aside = aside + c.described  # 'the tree that Ruth's grandfather planted' is a tree, not Ruth
         new = [e for e in c.entities if not e <= known and e not in aside]
         found, missed = None, []
         for ref in ref_names:
@@ -608,10 +609,12 @@ class AnswerJudge:
         sister Dagny', 'the office manager' for 'Graham Odell, the office manager'), and nothing the story does not
         say about it (``told``: the words of the story's sentences that name it; ``tellers``: what the answer calls
         the story's teller, 'the author' in "the author's grandmother" for 'my grandmother'). A place those
-        sentences name may stand beside it ('… in her kitchen in Brno'), and the source it cites ('according to the
+        sentences name may stand beside it ('… in her kitchen in Brno') or in a clause that describes it ('the gardener who
+        works for Anna Berg'), and the source it cites ('according to the
         recipe') is no description."""
         echo = q.lemmas if q is not None else set()
-        if any(not e <= echo and not (e in c.places and e <= told) for e in c.entities) or not _name_like(q, r):
+        if any(not e <= echo and not ((e in c.places or e in c.described) and e <= told) for e in c.entities) \
+                or not _name_like(q, r):
             return False
         name_words = set().union(*r.entities) if r.entities else set()
         cited = {w for m in re.finditer(r"\baccording to (?:the |this |that |your )?(\w+)", c.text.lower())
