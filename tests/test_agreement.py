@@ -291,6 +291,12 @@ def test_who_someone_is_is_not_said_by_the_clause_that_describes_them(oracle):
     assert outcome("The headteacher is the person who runs the school.") == NO_ANSWER
     assert outcome("Someone who works for the council.") == NO_ANSWER
     assert outcome("The deputy who ran the school last year.") == DIFFER
+    # nor by a name in it: 'Biscuit' is the cat the owner brought in
+    owner = "What is the name of the cat's owner?"
+    assert oracle.compare(owner, "I can't say.", "The person who brought Biscuit in.").outcome(oracle.threshold) \
+        == NO_ANSWER
+    assert oracle.compare(owner, "I can't say.", "Ana Lopez, who brought Biscuit in.").outcome(oracle.threshold) \
+        == DIFFER
 
 
 def test_a_loop_is_read_once_and_a_repeated_word_gives_nothing(oracle):

@@ -728,9 +728,11 @@ def _names_no_place(r) -> list:
 
 
 def _names_someone(r, q) -> bool:
-    """A name that is not where something is, or, when the answer names nothing, a capitalised word the parser may
-    have missed ('Blaze could …')."""
-    return bool(_names_no_place(r)) or (not r.entities
+    """A name that is not where something is, nor in what is said of a generic someone ('Biscuit' in 'the person who
+    brought Biscuit in'), or, when the answer names nothing, a capitalised word the parser may have missed ('Blaze
+    could …')."""
+    described = r.described if GENERIC & r.clauses.keys() else []
+    return any(e not in described for e in _names_no_place(r)) or (not r.entities
                                         and bool(_capitalised(FILLER.sub(" ", ADVICE.sub(" ", r.text)), q.text)))
 
 
