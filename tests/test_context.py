@@ -315,11 +315,13 @@ def test_a_place_after_be_and_the_next_one_are_anaphors():
         Round(2, "Who phoned while Ada was there?", "nobody"),
         Round(3, "When does the ferry to Arran leave?", "at nine"),
         Round(4, "When is the next one due?", "at noon"),
-        Round(5, "Is there a cafe on board?", "yes")))
+        Round(5, "Is there a cafe on board?", "yes"),
+        Round(6, "How many cars were there?", "forty"),
+        Round(7, "How long was Ada there?", "all day")))
     (dg,) = SpacyExtractor().extract_many([seed])
     anaphors = {r.turn_id: set(r.anaphors) for r in dg.rounds}
-    assert "there" in anaphors[2] and "one" in anaphors[4]
-    assert not anaphors[5]  # the existential 'there'
+    assert "there" in anaphors[2] and "one" in anaphors[4] and "there" in anaphors[7]
+    assert not anaphors[5] and not anaphors[6]  # the existential 'there', also after what is asked
 
 
 @pytest.mark.parametrize("question, anaphor", [("Which are the main ones?", "ones"),

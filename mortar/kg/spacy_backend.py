@@ -451,8 +451,9 @@ class _SeedExtraction:
     def anaphor_kind(self, tok: Token) -> str | None:
         low = tok.lower_
         if low == "there" and tok.tag_ == "RB" and tok.dep_ != "expl" and (tok.head.lemma_ != "be" or any(
-                c.dep_ in ("nsubj", "nsubjpass") and c.i < tok.i for c in tok.head.children)):
-            return "there"  # not the existential 'there were …'; 'while she was there' is a place
+                c.dep_ in ("nsubj", "nsubjpass") and c.i < tok.i and not _asked(c) for c in tok.head.children)):
+            return "there"  # not the existential 'there were …', 'how many tickets were there?'; 'while she was
+            # there' is a place
         if low == "other" and tok.dep_ == "amod" and tok.head.pos_ in ("NOUN", "PRON"):
             return "other"  # 'the other man' contrasts with someone named before
         if low == "then" and tok.tag_ == "RB":
@@ -700,6 +701,12 @@ def _coordination(rules, doc: Doc) -> None:
         for sibling in siblings:
             if sibling.i != tok.i and tok._.coref_chains.temp_governing_sibling is None:
                 sibling._.coref_chains.temp_governing_sibling = tok
+
+
+def _asked(token: Token) -> bool:
+    """The phrase is what the question asks for: a wh-word heads it or stands in it ('how many tickets', 'what
+    damage')."""
+    return any(t.tag_ in ("WDT", "WP", "WP$", "WRB") for t in token.subtree)
 
 
 def _bound_apart(pronoun: Token, other: Token) -> bool:
