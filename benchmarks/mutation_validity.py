@@ -23,6 +23,10 @@ and the same two for the paper's cosine-only filter (embedding cosine >= 0.8). T
   out), written and labelled the same way on 2026-11-27 (third session): every swap today's SYN/SR operators give
   with the gate on, both emphasis insertions (ADD/WI gated), one paper SYN and one paper SR proposal per question;
   558 distinct pairs, two annotators agreeing on 547 (kappa 0.96), a third deciding the other 11.
+- ``dev4`` and ``held-out4``: 24 more stories in 24 other genres (``mutation_stories_4.json``, every other story
+  held out), written and labelled the same way on 2026-11-27 (sixth session), after the ``word in context``
+  constraint was set on the earlier development sets: 581 distinct pairs, two annotators agreeing on 574 (kappa
+  0.97 and 0.98 on the two halves), a third deciding the other 7.
 
     .venv/bin/python benchmarks/mutation_validity.py
 """
@@ -44,7 +48,8 @@ from mortar.vocab import METAL_REVERT_BELOW  # noqa: E402
 DATA = ROOT / "tests" / "data"
 SETS = {"dev": DATA / "mutation_validity_dev.jsonl", "held-out": DATA / "mutation_validity_heldout.jsonl",
         "dev2": DATA / "mutation_validity_dev2.jsonl", "held-out2": DATA / "mutation_validity_heldout2.jsonl",
-        "dev3": DATA / "mutation_validity_dev3.jsonl", "held-out3": DATA / "mutation_validity_heldout3.jsonl"}
+        "dev3": DATA / "mutation_validity_dev3.jsonl", "held-out3": DATA / "mutation_validity_heldout3.jsonl",
+        "dev4": DATA / "mutation_validity_dev4.jsonl", "held-out4": DATA / "mutation_validity_heldout4.jsonl"}
 
 
 SWAPS = ("SYN", "SR")  # the operators that swap a word for a synonym
@@ -52,7 +57,8 @@ SWAPS = ("SYN", "SR")  # the operators that swap a word for a synonym
 
 def stories() -> dict[str, str]:
     found = {x["id"]: x["story"] for x in json.loads((ROOT / "data" / "sample_coqa.json").read_text())["data"]}
-    for name in ("mutation_stories_heldout.json", "mutation_stories_2.json", "mutation_stories_3.json"):
+    for name in ("mutation_stories_heldout.json", "mutation_stories_2.json", "mutation_stories_3.json",
+                 "mutation_stories_4.json"):
         found.update({x["id"]: x["story"] for x in json.loads((DATA / name).read_text())})
     return found
 
