@@ -299,6 +299,17 @@ def test_who_someone_is_is_not_said_by_the_clause_that_describes_them(oracle):
         == DIFFER
 
 
+def test_a_description_the_story_gives_the_named_person_agrees_with_the_name(oracle):
+    story = ("Noor is booked for Friday at ten. Tamsin Oyelade, our senior stylist, will cut her hair. Ben Cole, a "
+             "junior stylist, will wash it.")
+
+    def outcome(a, b):
+        return oracle.compare("Who is Noor's stylist?", a, b, story).outcome(oracle.threshold)
+
+    assert outcome("Tamsin Oyelade.", "The senior stylist.") == AGREE
+    assert outcome("Ben Cole.", "The senior stylist.") == DIFFER
+
+
 def test_a_loop_is_read_once_and_a_repeated_word_gives_nothing(oracle):
     loop = "Omar won the trophy. He won the trophy. He won the trophy. He won the trophy. He won the"
     assert without_loop(loop) == ("Omar won the trophy.", None)

@@ -195,6 +195,11 @@ class AgreementJudge:
             if (why_a or why_b) in LOOPS and (_inside(other, said) or _loop_in(said, other, q)):
                 # 'Amoxicillin' and 'Amoxicillin amoxicillin …'; 'Lena Lena Lena …' and 'Lena Vogt'
                 return Agreement(PASS, False, "one says the other's answer over and over")
+            if story and (why_a or why_b) == "names nobody" and other.entities \
+                    and self.judge._story_link(story, q, other, said):
+                # 'The senior stylist.' beside 'Tamsin Oyelade.' where the story says 'Tamsin Oyelade, our senior
+                # stylist': a description the story gives the other's person
+                return Agreement(PASS, False, "the story says the one describes whom the other names")
             vague = _vague(q, other, self.judge._polarity) or (story and _asks(q) and self._untold(q, other, story))
             if vague:
                 return Agreement(SURE_FAIL, True, f"neither surely answers: one {why_a or why_b}, the other {vague}")
