@@ -707,7 +707,8 @@ class Analysis:
     particles: dict[str, str] = field(default_factory=dict)  # a phrasal verb's particle → its verb: 'up' → 'hang'
     first_clause_negated: bool = False  # 'It didn't; it was second.'
     modifiers: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # 'cake' → {'compound': {'lemon'}}
-    clauses: dict[str, set[str]] = field(default_factory=dict)  # a noun's relative clause's nouns: 'person' → {'school'}
+    # a noun's relative clause, its content words: 'person' → {'run', 'school'} in 'the person who runs the school'
+    clauses: dict[str, set[str]] = field(default_factory=dict)
     lead: str | None = None  # 'yes' / 'no' when the answer starts with one
     unknown: bool = False
     quantities: list[Quantity] = field(default_factory=list)
@@ -811,7 +812,9 @@ def analyse(doc, text: str) -> Analysis:
         if t.pos_ in ("NOUN", "PRON"):  # 'the person who runs the school', 'someone who works there'
             for m in t.children:
                 if m.dep_ in ("relcl", "acl"):
-                    a.clauses.setdefault(_lemma(t), set()).update(_lemma(x) for x in m.subtree if x.pos_ == "NOUN")
+                    a.clauses.setdefault(_lemma(t), set()).update(
+                        _lemma(x) for x in m.subtree if x.pos_ in ("NOUN", "VERB", "ADJ", "PROPN") and x.is_alpha
+                        and _lemma(x) not in LIGHT)
     # proper-name groups
     group: list[str] = []
     in_clause = {x.i for t in tokens if t.dep_ == "relcl" for x in t.subtree}

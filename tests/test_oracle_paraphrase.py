@@ -295,6 +295,20 @@ def test_a_description_may_name_the_teller_and_a_place_the_story_gives(oracle, c
     assert passes(oracle, "Who baked these?", "Greta Holm, the writer's grandmother.", candidate, DUMPLINGS) is right
 
 
+FERRIES = ("There were 214 cancellations. Most of them involved the MV Roisin, which entered service in 1991. The "
+           "MV Corrib, built in 2004, had two.")
+
+
+@pytest.mark.parametrize("candidate, right", [
+    # what the story says the reference's entity did picks it out; another year is another boat
+    ("The old boat that entered service in 1991.", True),
+    ("The boat that entered service in 2004.", False),
+    ("The boat that sank in 1991.", False),
+])
+def test_what_the_story_says_the_entity_did_picks_it_out(oracle, candidate, right):
+    assert passes(oracle, "Which ship caused most of them?", "the MV Roisin", candidate, FERRIES) is right
+
+
 RING = "Tom Hale, the gardener who works for Anna Berg, found the ring in May. Berg's cousin Ida Lund lost it."
 
 

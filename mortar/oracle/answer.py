@@ -212,7 +212,8 @@ class AnswerJudge:
         meaning = min(1.0, max(0.0, (cosine - EMB_LOW) / (EMB_HIGH - EMB_LOW)))
         entities = self._entities(q, r, c)
         if story and (entities is None or entities[0] != "found") and recall < 0.5 and not conflict:
-            link = self._story_link(story, q, r, c) or self._story_names(story, q, r, c)
+            link = self._story_link(story, q, r, c) or self._story_names(story, q, r, c) \
+                or self._story_event(story, q, r, c)
             if link:
                 return max(0.8, recall), link
         if conflict:
@@ -585,6 +586,27 @@ class AnswerJudge:
                     if all(_said(w, told) for w in others):
                         return f"the story names the {r.root} {' '.join(sorted(p))}"
             return None
+        return None
+
+    def _story_event(self, story, q, r, c) -> str | None:
+        """The answer picks out the reference's entity by what the story says of it in a relative clause ('the man
+        who ran the post office back then' for 'Mr Pritchard' when the story says 'Mr Pritchard, who ran the place
+        then'): most of the clause's words, and all its numbers, stand in one story sentence that names the entity
+        and no other person."""
+        echo = q.lemmas if q is not None else set()
+        names = [e for e in r.entities if not e <= echo]
+        if not names or not c.clauses or any(not e <= echo and e not in c.described for e in c.entities):
+            return None
+        words = {w for said in c.clauses.values() for w in said if not any(same_word(w, x) for x in echo)}
+        if len(words) < 2:
+            return None
+        persons = self._story_persons(story)
+        for k, (lemmas, text, _) in enumerate(self._story_sentences(story)):
+            others = [p for s, _, p in persons if s == k and not any(p & e for e in names)]
+            if any(e <= lemmas | {fold_accents(w) for w in lemmas} for e in names) and not others \
+                    and 3 * sum(_said(w, lemmas) for w in words) >= 2 * len(words) \
+                    and all(any(x.matches(y) for y in quantities(text)) for x in c.quantities):
+                return f"the story says {' '.join(sorted(names[0]))} is the one who {' '.join(sorted(words))}"
         return None
 
     def _story_kin(self, story, q, r, c) -> str | None:
