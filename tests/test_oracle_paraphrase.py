@@ -297,29 +297,24 @@ def test_a_description_may_name_the_teller_and_a_place_the_story_gives(oracle, c
 
 FERRIES = ("There were 214 cancellations. Most of them involved the MV Roisin, which entered service in 1991. The "
            "MV Corrib, built in 2004, had two.")
-
-
-@pytest.mark.parametrize("candidate, right", [
-    # what the story says the reference's entity did picks it out; another year is another boat
-    ("The old boat that entered service in 1991.", True),
-    ("The boat that entered service in 2004.", False),
-    ("The boat that sank in 1991.", False),
-])
-def test_what_the_story_says_the_entity_did_picks_it_out(oracle, candidate, right):
-    assert passes(oracle, "Which ship caused most of them?", "the MV Roisin", candidate, FERRIES) is right
-
-
 RING = "Tom Hale, the gardener who works for Anna Berg, found the ring in May. Berg's cousin Ida Lund lost it."
+SHIP = ("Which ship caused most of them?", "the MV Roisin", FERRIES)
+FINDER = ("Who found the ring?", "Tom Hale, the gardener", RING)
 
 
-@pytest.mark.parametrize("candidate, right", [
+@pytest.mark.parametrize("asked, candidate, right", [
+    # what the story says the reference's entity did picks it out; another year is another boat
+    (SHIP, "The old boat that entered service in 1991.", True),
+    (SHIP, "The boat that entered service in 2004.", False),
+    (SHIP, "The boat that sank in 1991.", False),
     # a name in a clause that describes the person is no other person; a name in the person's place is
-    ("The gardener who works for Anna Berg.", True),
-    ("The old tree that Anna Berg planted.", False),
-    ("Ida Lund, the gardener.", False),
+    (FINDER, "The gardener who works for Anna Berg.", True),
+    (FINDER, "The old tree that Anna Berg planted.", False),
+    (FINDER, "Ida Lund, the gardener.", False),
 ])
-def test_a_name_in_a_clause_that_describes_the_answer_is_not_another_answer(oracle, candidate, right):
-    assert passes(oracle, "Who found the ring?", "Tom Hale, the gardener", candidate, RING) is right
+def test_a_relative_clause_the_story_tells_picks_out_the_entity(oracle, asked, candidate, right):
+    question, reference, story = asked
+    assert passes(oracle, question, reference, candidate, story) is right
 
 
 @pytest.mark.parametrize("candidate, right", [
