@@ -56,10 +56,9 @@ class DialTestSettings:
     gini_tau: float = setting(GINI_TAU, "a mutant is kept when its answer's Gini impurity rises by more than τ "
                               f"(default {GINI_TAU:g})", label="Gini τ", flag="--gini-tau")
     gate: str = setting(GATE_ON, "the mutation gate: on (part of speech, word sense, word in context, "
-                        "protected words, story "
-                        "sentences, LM likelihood and the meaning filter's cosine) or off (the paper's cosine-only "
-                        "filter) (default on)", label="DialTest mutation gate", flag="--dialtest-gate",
-                        choices=GATE_CHOICES)
+                        "protected words, story sentences, LM likelihood and the meaning filter's cosine) or off "
+                        "(the paper's cosine-only filter) (default on)", label="DialTest mutation gate",
+                        flag="--dialtest-gate", choices=GATE_CHOICES)
 
 
 class Operators:

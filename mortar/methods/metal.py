@@ -6,9 +6,9 @@ perturbed question. Its relation: the answer must stay similar (ε) to the refer
 question whose gold answer is "unknown" expects "Unknown". A perturbed question that fails the mutation
 gate (``mortar.mutation_gate``: part of speech, word sense and the word read in context, protected words, the
 story sentences it points to, the local LM's likelihood, embedding cosine ≥ 0.8) changed its meaning and is
-reverted (no test case). With the gate on, SYN draws synonyms from the word's sense in context and ADD adds an emphasis
-adverb; with ``--metal-gate off`` the perturbations and the filter are the paper's (EDA-style synonyms and
-insertions, cosine only).
+reverted (no test case). With the gate on, SYN draws synonyms from the word's sense in context and ADD adds an
+emphasis adverb; with ``--metal-gate off`` the perturbations and the filter are the paper's (EDA-style synonyms
+and insertions, cosine only).
 Every round keeps its seed context, so no context check applies: its rounds carry no EC verdict.
 """
 
@@ -54,8 +54,8 @@ class MetalSettings:
         f"(default: all of {' '.join(QUESTION_PERTURBATIONS)})", label="METAL perturbation",
         flag="--metal-perturbations", choices=QUESTION_PERTURBATIONS, nonempty=True)
     gate: str = setting(GATE_ON, "the mutation gate: on (part of speech, word sense, word in context, "
-                        "protected words, story "
-                        "sentences, LM likelihood and cosine) or off (the paper's cosine-only filter) (default on)",
+                        "protected words, story sentences, LM likelihood and cosine) or off (the paper's cosine-only "
+                        "filter) (default on)",
                         label="METAL mutation gate", flag="--metal-gate", choices=GATE_CHOICES)
 
 

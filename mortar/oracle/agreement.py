@@ -737,8 +737,8 @@ def _names_someone(r, q) -> bool:
     brought Biscuit in'), or, when the answer names nothing, a capitalised word the parser may have missed ('Blaze
     could …')."""
     described = r.described if GENERIC & r.clauses.keys() else []
-    return any(e not in described for e in _names_no_place(r)) or (not r.entities
-                                        and bool(_capitalised(FILLER.sub(" ", ADVICE.sub(" ", r.text)), q.text)))
+    return any(e not in described for e in _names_no_place(r)) or (
+        not r.entities and bool(_capitalised(FILLER.sub(" ", ADVICE.sub(" ", r.text)), q.text)))
 
 
 def _a_year(x, text: str) -> bool:

@@ -630,10 +630,10 @@ class AnswerJudge:
         """The answer gives what the reference says about the entity, without its name ('her sister' for 'her
         sister Dagny', 'the office manager' for 'Graham Odell, the office manager'), and nothing the story does not
         say about it (``told``: the words of the story's sentences that name it; ``tellers``: what the answer calls
-        the story's teller, 'the author' in "the author's grandmother" for 'my grandmother'). A place those
-        sentences name may stand beside it ('… in her kitchen in Brno') or in a clause that describes it ('the gardener who
-        works for Anna Berg'), and the source it cites ('according to the
-        recipe') is no description."""
+        the story's teller, 'the author' in "the author's grandmother" for 'my grandmother'). A name those
+        sentences give may stand beside it as a place ('… in her kitchen in Brno') or in a clause that describes it
+        ('the gardener who works for Anna Berg'), and the source it cites ('according to the recipe') is no
+        description."""
         echo = q.lemmas if q is not None else set()
         if any(not e <= echo and not ((e in c.places or e in c.described) and e <= told) for e in c.entities) \
                 or not _name_like(q, r):
