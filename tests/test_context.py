@@ -324,6 +324,16 @@ def test_a_place_after_be_and_the_next_one_are_anaphors():
     assert not anaphors[5] and not anaphors[6]  # the existential 'there', also after what is asked
 
 
+def test_this_year_is_the_tellers_time_and_that_night_one_said_before():
+    seed = Seed("fete", "The fete was on 3 May. It rained that night. This year the stalls sold out by noon.", (
+        Round(1, "When was the fete?", "3 May"),
+        Round(2, "What happened that night?", "it rained"),
+        Round(3, "When did the stalls sell out this year?", "by noon")))
+    (dg,) = SpacyExtractor().extract_many([seed])
+    anaphors = {r.turn_id: set(r.anaphors) for r in dg.rounds}
+    assert "that" in anaphors[2] and not anaphors[3]
+
+
 @pytest.mark.parametrize("question, anaphor", [("Which are the main ones?", "ones"),
                                                ("How much longer is that player staying on?", "that")])
 def test_the_main_ones_and_a_misparsed_that_player_are_anaphors(question, anaphor):

@@ -461,6 +461,8 @@ class _SeedExtraction:
         if low == "meanwhile" and tok.pos_ == "ADV" or (low == "time" and tok.head.lower_ == "at" and any(
                 c.lower_ == "the" for c in tok.children)):
             return "then"  # said against an event told before: 'meanwhile', 'at the time'
+        if low in ("this", "these") and tok.dep_ == "det" and tok.head.lemma_.lower() in TIME_NOUNS:
+            return None  # 'this year', 'this evening': the teller's own time, not one said before ('that night')
         if low in ("this", "that", "these", "those") and tok.dep_ == "det" and tok.head.pos_ == "NOUN":
             return "demonstrative"
         if low in ("this", "that", "these", "those") and tok.dep_ == "mark" and tok.i + 1 < len(tok.doc) \
