@@ -309,28 +309,32 @@ def test_generate_stores_verdicts_and_the_coreference_mode(tmp_path):
     assert "coreferee (rules)" in config or "coreferee (neural)" in config
 
 
+def anaphors_of(story: str, *rounds: Round) -> dict[int, set[str]]:
+    """Each round's anaphors, as the spaCy backend reads them."""
+    (dg,) = SpacyExtractor().extract_many([Seed("s", story, rounds)])
+    return {r.turn_id: set(r.anaphors) for r in dg.rounds}
+
+
 def test_a_place_after_be_and_the_next_one_are_anaphors():
-    seed = Seed("ferry", "The ferry to Arran leaves Ardrossan at nine. Ada works in the ticket office.", (
+    anaphors = anaphors_of(
+        "The ferry to Arran leaves Ardrossan at nine. Ada works in the ticket office.",
         Round(1, "Where does Ada work?", "in the ticket office"),
         Round(2, "Who phoned while Ada was there?", "nobody"),
         Round(3, "When does the ferry to Arran leave?", "at nine"),
         Round(4, "When is the next one due?", "at noon"),
         Round(5, "Is there a cafe on board?", "yes"),
         Round(6, "How many cars were there?", "forty"),
-        Round(7, "How long was Ada there?", "all day")))
-    (dg,) = SpacyExtractor().extract_many([seed])
-    anaphors = {r.turn_id: set(r.anaphors) for r in dg.rounds}
+        Round(7, "How long was Ada there?", "all day"))
     assert "there" in anaphors[2] and "one" in anaphors[4] and "there" in anaphors[7]
     assert not anaphors[5] and not anaphors[6]  # the existential 'there', also after what is asked
 
 
 def test_this_year_is_the_tellers_time_and_that_night_one_said_before():
-    seed = Seed("fete", "The fete was on 3 May. It rained that night. This year the stalls sold out by noon.", (
+    anaphors = anaphors_of(
+        "The fete was on 3 May. It rained that night. This year the stalls sold out by noon.",
         Round(1, "When was the fete?", "3 May"),
         Round(2, "What happened that night?", "it rained"),
-        Round(3, "When did the stalls sell out this year?", "by noon")))
-    (dg,) = SpacyExtractor().extract_many([seed])
-    anaphors = {r.turn_id: set(r.anaphors) for r in dg.rounds}
+        Round(3, "When did the stalls sell out this year?", "by noon"))
     assert "that" in anaphors[2] and not anaphors[3]
 
 
