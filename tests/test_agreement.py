@@ -104,6 +104,9 @@ def outcome(oracle, question, a, b):
     # to 'when', 'how long', 'where' and 'what colour', an answer with no time, amount, place or colour gives nothing
     ("When did the club meet?", "The club met to play chess.", "It took a while.", NO_ANSWER),
     ("When did the club meet?", "The club met to play chess.", "On Thursday.", DIFFER),
+    # a part of the day or year, hedged, is no time ('Late in the evening.')
+    ("When did the last match stop?", "I can't say.", "Late in the evening.", NO_ANSWER),
+    ("When did the last match stop?", "I can't say.", "At half past nine in the evening.", DIFFER),
     ("How long did the games last?", "After the library closed.", "Until the library closed.", AGREE),
     ("Where did the club meet?", "The club is very friendly.", "The meeting was about new boards.", NO_ANSWER),
     ("What colour are the new boards?", "The boards are made of wood.", "Amber.", DIFFER),

@@ -313,7 +313,8 @@ def _vague(q, r, polarity) -> str | None:
     names = [e for e in r.entities if not any(same_word(w, x) for w in e for x in q.lemmas)]
     new_nouns = [n for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)]
     if q.wh == "when":
-        given = any(_a_time(x) for x in r.quantities if x.value not in asked) or _says_a_time(r.text.lower(), q)
+        given = any(_a_time(x) for x in r.quantities if x.value not in asked) or (
+            _says_a_time(r.text.lower(), q) and not ROUGH_TIME.fullmatch(r.text.lower()))
     elif q.wh == "why":
         given = bool(REASON.search(r.text.lower()))
     elif _counting(q):  # a year counts nothing ('in September 1989' to 'How many people worked there?')
@@ -781,6 +782,10 @@ TIME_WORDS = re.compile(r"\b(?:" + "|".join(sorted(CLOSED_CLASSES["weekday"] | C
 VAGUE_TIME = re.compile(r"\b(?:(?:for )?a (?:good |little |long |short )?while(?: ago| back)?|some ?time(?: ago)?|"
                         r"at some (?:point|stage)|one day|the other day|ages(?: ago)?|in due course|long enough|"
                         r"(?:right |just )?now|whenever\b[^.,;!?]*)")
+# a whole answer to 'when' that only hedges a part of the day or the year ('Late in the evening.', 'Sometime in the
+# spring.'): no time beside an answer that gives none
+ROUGH_TIME = re.compile(r"\W*(?:late|early|sometime|some time)\s+(?:in|on|at|during)?\s*(?:the\s+)?"
+                        r"(?:morning|afternoon|evening|night|spring|summer|autumn|winter|weekend|year)\W*")
 HOW_LONG = re.compile(r"\bhow long\b")
 # what answers 'how long' without a number: a span in words, or up to / since an event ('until the library closed')
 DURATION_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PERIOD_WORDS.keys()))
