@@ -402,8 +402,8 @@ class WordInContext:
     name = "word in context"
     operators = SWAPS
 
-    def __init__(self, embeddings, bar: float | None = None):
-        self.embeddings, self.bar = embeddings, SAME_WORD_IN_CONTEXT if bar is None else bar
+    def __init__(self, embeddings, bar: float = SAME_WORD_IN_CONTEXT):
+        self.embeddings, self.bar = embeddings, bar
 
     @staticmethod
     def spans(r: Reading) -> list[tuple[tuple[str, int, int], tuple[str, int, int]]]:

@@ -44,6 +44,8 @@ class Embeddings:
         import torch
 
         new = sorted({s for s in spans if s not in self.word_vectors})
+        if not new:
+            return
         model = self.model or embedding_model()
         tokenizer, encoder = model.tokenizer, model[0].auto_model
         for k in range(0, len(new), self.batch_size):
