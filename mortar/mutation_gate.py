@@ -18,7 +18,8 @@ by spaCy and their tokens aligned; the gate reports the first constraint that re
   concordance (``cntlist.rev``); a sense with words in common but under 10% of the uses is not trusted either:
   such a word is not swapped. The new word must read that way on its own (the sense is its most frequent, at
   least half its tagged uses) and be common (``wordfreq``: a Zipf frequency of 3, once per million words).
-  Light verbs ("do", "make", "get" …) and the words of a phrasal verb or compound noun are never swapped.
+  Light verbs ("do", "make", "get" …) and the words of a phrasal verb, compound noun or hyphenated word are never
+  swapped, nor is a word after "a" or "an" for one that would need the other article.
 - ``inserted word``: an insertion adds only an emphasis adverb ("actually", "really"), right before the main
   verb of a wh-question without negation (``emphasis_gap``): an inserted adjective or noun restricts the
   referent ("his older brother"), an adverb before an adjective changes it ("precisely red"), an adverb of
@@ -283,9 +284,20 @@ def inflect(word: str, tag: str) -> str | None:
 
 
 def in_a_unit(token) -> bool:
-    """The token is part of a phrasal verb ("pick up", "set off") or a compound noun ("repair contract", "bus
-    stop"): the unit means what its words alone do not, so swapping one word renames it."""
-    return token.dep_ in ("compound", "prt") or any(c.dep_ in ("compound", "prt") for c in token.children)
+    """The token is part of a phrasal verb ("pick up", "set off"), a compound noun ("repair contract", "bus
+    stop") or a hyphenated word ("check-in", "single-use"): the unit means what its words alone do not, so
+    swapping one word renames it."""
+    doc, i = token.doc, token.i
+    hyphened = (i > 0 and doc[i - 1].text == "-" and not doc[i - 1].whitespace_) or (
+        i + 1 < len(doc) and doc[i + 1].text == "-" and not token.whitespace_)
+    return hyphened or token.dep_ in ("compound", "prt") or any(c.dep_ in ("compound", "prt") for c in token.children)
+
+
+def fits_the_article(token, word: str) -> bool:
+    """After "a" or "an" the new word starts with a vowel letter where the old one did ("a single cone", not "a
+    individual cone"): the article is not changed with it."""
+    before = token.doc[token.i - 1].lower_ if token.i > 0 else ""
+    return before not in ("a", "an") or (token.lower_[:1] in "aeiou") == (word.lower()[:1] in "aeiou")
 
 
 def swap_options(doc, i: int, story: str = "") -> tuple[str, ...]:
@@ -297,7 +309,7 @@ def swap_options(doc, i: int, story: str = "") -> tuple[str, ...]:
         return ()
     if t.tag_ not in ("NNS", "VBZ") and t.lower_ != t.lemma_.lower():
         return ()
-    forms = [inflect(w, t.tag_) for w in in_context_synonyms(doc, i, story)]
+    forms = [inflect(w, t.tag_) for w in in_context_synonyms(doc, i, story) if fits_the_article(t, w)]
     # the form too must be one a reader knows: 'foliages', 'equipments' are no English
     forms = [f for f in forms if f and (t.tag_ not in ("NNS", "VBZ") or common(f))]
     return tuple(f[:1].upper() + f[1:] if t.text[:1].isupper() else f for f in forms)

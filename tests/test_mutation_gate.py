@@ -125,6 +125,14 @@ def test_a_word_of_a_phrasal_verb_or_compound_noun_is_not_swapped(nlp):
     assert swap_options(picked, 1) == () and "kids" in swap_options(picked, 4)  # "picked up" is one verb
     contract = nlp("Who voted against the repair contract?")
     assert swap_options(contract, 4) == () and swap_options(contract, 5) == ()  # nor "repair" of "repair contract"
+    check_in = nlp("What should the team have done at check-in?")
+    assert [t.text for t in check_in][7:10] == ["check", "-", "in"]
+    assert swap_options(check_in, 7) == () and swap_options(check_in, 9) == ()  # not 'cheque-in', 'check-inch'
+
+
+def test_a_swap_after_an_article_keeps_its_sound(nlp):
+    assert swap_options(nlp("How much does a single cone cost?"), 4) == ()  # 'a individual cone'
+    assert "individual" in swap_options(nlp("How much does the single cone cost?"), 4)
 
 
 def test_a_swap_must_keep_the_part_of_speech(gate):
