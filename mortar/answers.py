@@ -148,6 +148,7 @@ _TOKEN = re.compile(r"\d{1,2}:\d{2}|\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:st|
 
 
 CLOCK = ("clock-hour", "clock-minute")
+PHONE = "phone"  # a telephone number: a label, matched digit for digit, no count or time
 
 
 @dataclass(frozen=True)
@@ -329,6 +330,12 @@ def quantities(text: str) -> list[Quantity]:
                     Quantity(float(m.group(2)), CLOCK[1], text=w)]
             i += 2
             continue
+        phone = _phone_number(words, i)
+        if phone:
+            digits, j = phone
+            out.append(Quantity(float(digits), PHONE, float(digits), text=" ".join(words[i:j])))
+            i = j
+            continue
         if w in HOUR_WORDS:
             out.append(Quantity(float(HOUR_WORDS[w]), CLOCK[0], text=w, meridiem="am" if w == "midnight" else "pm"))
             i += 1
@@ -443,6 +450,17 @@ def quantities(text: str) -> list[Quantity]:
         out.append(Quantity(value, unit, value * factor, noun, approx, shown, meridiem))
         i = j
     return _hours_of_a_range(out, " ".join(words))
+
+
+def _phone_number(words: list[str], i: int) -> tuple[str, int] | None:
+    """A telephone number at ``words[i]`` ('07700 451 203', '0345 210 7788', '01924 557310'): groups of digits, the
+    first starting with 0, ten or eleven digits in all. (its digits, the index after it)"""
+    if not re.fullmatch(r"0\d{2,10}", words[i]):
+        return None
+    digits, j = words[i], i + 1
+    while len(digits) < 10 and j < len(words) and re.fullmatch(r"\d{2,8}", words[j]):
+        digits, j = digits + words[j], j + 1
+    return (digits, j) if len(digits) in (10, 11) else None
 
 
 def _pronoun_one(words: list[str], i: int) -> bool:

@@ -65,6 +65,10 @@ def outcome(oracle, question, a, b):
     ("Who is the treasurer?", "Sorry, I can't help with that request.", "The report doesn't name a treasurer.",
      NO_ANSWER),
     ("Who is the treasurer?", "I'm sorry, I don't have that information.", "Lena Vogt.", DIFFER),
+    # a telephone number or a price says no time; a telephone number answers where one is asked
+    ("When must swaps be sent?", "Colm's number is 07700 451 203.", "Message Colm or use the group chat.", NO_ANSWER),
+    ("When is basketing for the next race?", "Entry is £1.50 per bird.", "The next race is from Tours.", NO_ANSWER),
+    ("What number should members call?", "Call the club on 0345 600 2291.", "0345 600 2291", AGREE),
     # a count question answered on its topic without a number; a number in units the other does not use
     ("How many boards did they buy?", "They bought boards for the club.", "The text does not say.", NO_ANSWER),
     ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),

@@ -48,6 +48,14 @@ def test_units_convert_and_differ():
     assert not quantities("2019")[0].matches(quantities("about 2020")[0])
 
 
+def test_a_telephone_number_is_one_label_matched_digit_for_digit():
+    (spaced,) = quantities("Ring Colm on 07700 451 203.")
+    assert spaced.dim == "phone" and spaced.matches(quantities("07700451203")[0])
+    assert not spaced.matches(quantities("07700 451 204")[0])
+    assert [x.dim for x in quantities("The number is 0345 210 7788, open 9 to 5.")][0] == "phone"
+    assert [x.value for x in quantities("They sold 300 tickets at 07:45.")][:1] == [300]  # no phone number
+
+
 def test_a_number_before_until_or_till_counts_no_thing():
     (start, end) = quantities("open from 2 until 4 in the afternoon")[:2]
     assert start.noun is None and (start.value, start.meridiem) == (2, "pm") and end.value == 4

@@ -27,8 +27,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WORDS, first_loop, normalize_text,
-                            quantities, rate, same_word)
+from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WORDS, PHONE, first_loop,
+                            normalize_text, quantities, rate, same_word)
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
 from mortar.wordnet import WordNetMissing, names_a_place, names_an_agent, regions_of, senses, synonyms
@@ -155,7 +155,7 @@ class AgreementJudge:
         hours.', 'Island ferries are a lovely way to travel.')? Talk of that kind beside a non-answer shows no
         answer; an answer in the story's own words does."""
         plain = q.wh not in ("why", "how") or q.numeric  # a name, a number or a term answers it …
-        counted = plain and q.wh not in ("who", "whom", "whose") and _counts(r)  # … a number not to 'who'
+        counted = plain and q.wh not in ("who", "whom", "whose") and _counts(r, q)  # … a number not to 'who'
         if (q.yes_no and self.judge._polarity(r, q)) or counted or (plain and (_names_in(q, r) or r.closed)):
             return None  # a yes or no, a name, a number or a term answers, told or not: 'Green.' to 'What colour?'
         if story not in self._told:
@@ -309,7 +309,7 @@ def _vague(q, r, polarity) -> str | None:
         return None
     asked = {x.value for x in quantities(q.text)}
     # an ordinal or a 'one' alone counts nothing ('I'd recommend swatching first', 'You can hire one')
-    counts = [x for x in _counts(r) if x.value not in asked and x.text.split()[0].lower() != "one"]
+    counts = [x for x in _counts(r, q) if x.value not in asked and x.text.split()[0].lower() != "one"]
     names = [e for e in r.entities if not any(same_word(w, x) for w in e for x in q.lemmas)]
     new_nouns = [n for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)]
     if q.wh == "when":
@@ -631,7 +631,7 @@ def non_answer(q, r, polarity=None) -> str | None:
     if said and all(TAUTOLOGY.search(s) or (RESTATED.search(s) and not re.search(r"\d", s)) for s in said):
         return "says a thing is itself"
     if _asks(q) and said and all(x.rstrip().endswith("!") for x in said) \
-            and (all(EXCLAMATIVE.match(x.lower()) for x in said) or not (_counts(r) or r.entities or r.lead)) \
+            and (all(EXCLAMATIVE.match(x.lower()) for x in said) or not (_counts(r, q) or r.entities or r.lead)) \
             and not (q.yes_no and polarity is not None and polarity(r, q)):
         # to a question, 'Balloons are a lovely way to cheer someone up!', 'Look first at the light!', 'What a kind
         # bird Flick was!'
@@ -650,7 +650,7 @@ def non_answer(q, r, polarity=None) -> str | None:
         return "only gives advice"  # 'It's always best to check with your doctor.'
     counting = q is not None and _counting(q)
     # to 'when', a number that is no time or date says nothing of when ('The patio is phase one of the work.')
-    figures = _counts(r) if q is None or q.wh != "when" or counting else [x for x in r.quantities if _a_time(x)]
+    figures = _counts(r, q) if q is None or q.wh != "when" or counting else [x for x in r.quantities if _a_time(x)]
     if counting:  # a number the question says, a year or an ordinal is no answer to it ('A second table …')
         asked = quantities(q.text)
         figures = [x for x in figures if not any(x.matches(y) for y in asked) and not _a_year(x, text)
@@ -702,20 +702,28 @@ def _an_agent(noun: str) -> bool:
     return noun not in GENERIC and names_an_agent(noun)
 
 
-def _counts(r) -> list:
-    """The answer's numbers that count or measure: not an ordinal ('Look first at the light!') and not a number that
-    labels a thing named with a capital ('Gallery 6', 'Years 4 to 6', 'Flat 4')."""
+def _counts(r, q=None) -> list:
+    """The answer's numbers that count or measure: not an ordinal ('Look first at the light!'), not a number that
+    labels a thing named with a capital ('Gallery 6', 'Years 4 to 6', 'Flat 4'), and no telephone number unless the
+    question asks for one."""
     labels = {m.group(0) for m in LABEL.finditer(r.text) if m.group(1).lower() not in CALENDAR
               and r.text[:m.start()].rstrip()[-1:] not in ("", ".", "!", "?", ":")}  # not 'About 400.'
     labelled = {n for x in labels for n in re.findall(r"\d+", x)}
-    return [x for x in r.quantities if not _ordinal(x.text.split()[0]) and x.text not in labelled]
+    phone = q is not None and bool(PHONE_ASKED.search(q.text.lower()))
+    return [x for x in r.quantities if not _ordinal(x.text.split()[0]) and x.text not in labelled
+            and (x.dim != PHONE or phone)]
 
 
 def _a_time(x) -> bool:
-    """A quantity that can say when: a unit or a clock part, or a number that counts no thing and is written in
+    """A quantity that can say when: a unit of time or a clock part, or a number that counts no thing and is written in
     digits, as an ordinal ('the twentieth') or as a year ('two thousand and nine')."""
     written = bool(re.search(r"\d", x.text)) or _ordinal(x.text) or 1000 <= x.value <= 2100
-    return bool(x.dim) or (written and (x.noun is None or bool(TIME_WORDS.search(x.noun))))
+    if x.dim:
+        return x.dim not in NO_TIME_DIMS  # a price or a phone number says no time ('Entry is £1.50 per bird.')
+    return written and (x.noun is None or bool(TIME_WORDS.search(x.noun)))
+
+
+NO_TIME_DIMS = {*MONEY, "cent", "penny", PHONE}
 
 
 def _ordinal(word: str) -> bool:
@@ -787,6 +795,7 @@ VAGUE_TIME = re.compile(r"\b(?:(?:for )?a (?:good |little |long |short )?while(?
 ROUGH_TIME = re.compile(r"\W*(?:late|early|sometime|some time)\s+(?:in|on|at|during)?\s*(?:the\s+)?"
                         r"(?:morning|afternoon|evening|night|spring|summer|autumn|winter|weekend|year)\W*")
 HOW_LONG = re.compile(r"\bhow long\b")
+PHONE_ASKED = re.compile(r"\b(?:number|phone|telephone|ring|call|dial|text|contact)\b")
 # what answers 'how long' without a number: a span in words, or up to / since an event ('until the library closed')
 DURATION_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PERIOD_WORDS.keys()))
                             + r"|weekends?|overnight|all (?:day|night|week|year|summer|winter)|(?<!a )while|until|"
