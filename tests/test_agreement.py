@@ -69,6 +69,10 @@ def outcome(oracle, question, a, b):
     ("When must swaps be sent?", "Colm's number is 07700 451 203.", "Message Colm or use the group chat.", NO_ANSWER),
     ("When is basketing for the next race?", "Entry is £1.50 per bird.", "The next race is from Tours.", NO_ANSWER),
     ("What number should members call?", "Call the club on 0345 600 2291.", "0345 600 2291", AGREE),
+    # one of a group is no particular one to 'who' or 'which'; one of a named group is
+    ("Who won the trophy?", "One of the club's best players.", "I'm not sure who won it.", NO_ANSWER),
+    ("Who repaired the roof?", "A member of the club.", "Someone from the village, one of the carpenters.", NO_ANSWER),
+    ("Who won the trophy?", "One of the Haddad brothers.", "I'm not sure who won it.", DIFFER),
     # a count question answered on its topic without a number; a number in units the other does not use
     ("How many boards did they buy?", "They bought boards for the club.", "The text does not say.", NO_ANSWER),
     ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),

@@ -271,6 +271,9 @@ LABEL = re.compile(r"\b([A-Z][a-z]+)s? \d+(?:\s*(?:to|and|-|–)\s*\d+)?\b")
 ANY_ONE = re.compile(r"\W*(?:an?|some) (?:(?:very|really|quite|rather|pretty) )?(?:good|great|nice|lovely|fine|"
                      r"decent|excellent|famous|well-known|popular|special|particular|certain|proper|good quality|"
                      r"high quality|top quality|important|suitable|reliable|sensible) one\W*")
+# one of a group, not which one: 'One of the three sharks has a notch.', 'Someone from the museum's staff.'
+ONE_OF = re.compile(r"\W*(?:(?:it|he|she|they)(?:'s| is| was| are| were|'re) )?(?:just |probably |maybe |perhaps )?"
+                    r"(?:one|some|any|someone|somebody|anyone|a member|members|a few) (?:of|from)\b")
 TERM_ASKED = re.compile(r"\b(?:what|which) (colou?rs?|month|season)\b")
 UNTOLD_SHARE = 0.2  # of an answer's new words: more of them not in the story, and it is talk, not an answer
 PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in itself
@@ -638,6 +641,10 @@ def non_answer(q, r, polarity=None) -> str | None:
         return "only exclaims"
     if ANY_ONE.fullmatch(text.lower()) and "colour" not in r.closed:
         return "points at no particular one"  # 'A very famous one.' to 'Which school of painting is it from?'
+    if q is not None and q.wh in ("who", "whom", "whose", "which") and ONE_OF.match(text.lower()) \
+            and not any(x.noun is None and x.dim is None and x.text != "one" for x in _counts(r, q)) \
+            and not any(e for e in r.entities if not any(same_word(w, x) for w in e for x in q.lemmas)):
+        return "points at no particular one"  # 'One of the nurses on the ward.', 'One of the three sharks has it.'
     if re.search(r":\W*$", text) and len(re.findall(r"\w+", re.split(r"[.!?]\s", text)[-1])) <= 5:
         return "stops before the answer"  # 'Answer:', 'Vehicle:', 'Sure! Here is the answer:'
     if said and all(DEPENDS.search(x.lower()) for x in said) and not r.quantities and not r.entities:
