@@ -73,6 +73,11 @@ def outcome(oracle, question, a, b):
     ("Who won the trophy?", "One of the club's best players.", "I'm not sure who won it.", NO_ANSWER),
     ("Who repaired the roof?", "A member of the club.", "Someone from the village, one of the carpenters.", NO_ANSWER),
     ("Who won the trophy?", "One of the Haddad brothers.", "I'm not sure who won it.", DIFFER),
+    # to 'how long' or 'how far' a number answers with a unit of time or length
+    ("How long has Omar played for the club?", "He won a 180 in the first game.", "He is the best player.",
+     NO_ANSWER),
+    ("How far is the library from the hall?", "It opens at 09:15.", "It is in the town.", NO_ANSWER),
+    ("How long did the meeting last?", "Two hours.", "I'm not sure.", DIFFER),
     # a count question answered on its topic without a number; a number in units the other does not use
     ("How many boards did they buy?", "They bought boards for the club.", "The text does not say.", NO_ANSWER),
     ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),

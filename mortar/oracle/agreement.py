@@ -323,8 +323,7 @@ def _vague(q, r, polarity) -> str | None:
     elif _counting(q):  # a year counts nothing ('in September 1989' to 'How many people worked there?')
         given = any(not _a_year(x, r.text) for x in counts) or bool(AMOUNT_WORDS.search(r.text.lower()))
     elif q.numeric:  # 'Until the library closed.' to 'How long did the games last?'; no price says how long
-        how_long = bool(HOW_LONG.search(q.text.lower()))
-        given = any(not (how_long and x.dim in MONEY) for x in counts) or _says_a_time(r.text.lower(), q)
+        given = any(_fits_the_span(q, x) for x in counts) or _says_a_time(r.text.lower(), q)
     elif q.wh in ("who", "whom", "whose"):
         given = bool(names or _names_in(q, r)) or any(_an_agent(n) for n in new_nouns) or _says_none(r) \
             or bool(ALL_OR_NONE.search(r.text.lower()))
@@ -662,6 +661,8 @@ def non_answer(q, r, polarity=None) -> str | None:
         asked = quantities(q.text)
         figures = [x for x in figures if not any(x.matches(y) for y in asked) and not _a_year(x, text)
                    and not _ordinal(x.text.split()[0])]
+    if q is not None:  # 'He hit a 180 in the first leg.' to 'How long has he played?'
+        figures = [x for x in figures if _fits_the_span(q, x)]
     if q is not None and not figures and not (QUANTIFIER.search(plain) and q.wh != "when"):
         # a count with no number ('They bake bread for cafés all over the county.' to 'How many cafés …?'); a time
         # or an amount with no number and no time: 'It took a while.', 'The talk is about her life.'; the question's
@@ -695,6 +696,12 @@ def non_answer(q, r, polarity=None) -> str | None:
     if term and not r.closed.get(term):
         return f"gives no {term}"  # 'She wears the usual uniform.' to 'What colour are her overalls?'
     return None
+
+
+def _fits_the_span(q, x) -> bool:
+    """To 'how long' or 'how far', a quantity answers only with a unit of length or time ('a 180' says neither)."""
+    spans = SPAN_ASKED.search(q.text.lower())
+    return not spans or x.dim in SPAN_ASKED_DIMS[spans.group(1)]
 
 
 def _term_asked(q) -> str | None:
@@ -802,6 +809,8 @@ VAGUE_TIME = re.compile(r"\b(?:(?:for )?a (?:good |little |long |short )?while(?
 ROUGH_TIME = re.compile(r"\W*(?:late|early|sometime|some time)\s+(?:in|on|at|during)?\s*(?:the\s+)?"
                         r"(?:morning|afternoon|evening|night|spring|summer|autumn|winter|weekend|year)\W*")
 HOW_LONG = re.compile(r"\bhow long\b")
+SPAN_ASKED = re.compile(r"\bhow (long|far)\b")
+SPAN_ASKED_DIMS = {"long": {"s", "year", "m"}, "far": {"m", "s", "year"}}  # a walk of two hours says how far too
 PHONE_ASKED = re.compile(r"\b(?:number|phone|telephone|ring|call|dial|text|contact)\b")
 # what answers 'how long' without a number: a span in words, or up to / since an event ('until the library closed')
 DURATION_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PERIOD_WORDS.keys()))
