@@ -78,6 +78,11 @@ def outcome(oracle, question, a, b):
      NO_ANSWER),
     ("How far is the library from the hall?", "It opens at 09:15.", "It is in the town.", NO_ANSWER),
     ("How long did the meeting last?", "Two hours.", "I'm not sure.", DIFFER),
+    # a reason answers 'why' only; a time does not ('after 1791')
+    ("What did the carpenter repair?", "Because the hall flooded.", "I am not sure.", NO_ANSWER),
+    ("Why was the last match stopped?", "It happened some time after 2019.", "It was the last match of the year.",
+     NO_ANSWER),
+    ("Why was the last match stopped?", "The hall flooded.", "The club never says.", DIFFER),
     # a count question answered on its topic without a number; a number in units the other does not use
     ("How many boards did they buy?", "They bought boards for the club.", "The text does not say.", NO_ANSWER),
     ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),

@@ -271,6 +271,8 @@ LABEL = re.compile(r"\b([A-Z][a-z]+)s? \d+(?:\s*(?:to|and|-|–)\s*\d+)?\b")
 ANY_ONE = re.compile(r"\W*(?:an?|some) (?:(?:very|really|quite|rather|pretty) )?(?:good|great|nice|lovely|fine|"
                      r"decent|excellent|famous|well-known|popular|special|particular|certain|proper|good quality|"
                      r"high quality|top quality|important|suitable|reliable|sensible) one\W*")
+BECAUSE = re.compile(r"\W*(?:(?:it's|it is|it was|that's|that is|probably|maybe|just|well,?) )?(?:because|due to|"
+                     r"owing to|so that|in order to)\b")
 # one of a group, not which one: 'One of the three sharks has a notch.', 'Someone from the museum's staff.'
 ONE_OF = re.compile(r"\W*(?:(?:it|he|she|they)(?:'s| is| was| are| were|'re) )?(?:just |probably |maybe |perhaps )?"
                     r"(?:one|some|any|someone|somebody|anyone|a member|members|a few) (?:of|from)\b")
@@ -319,7 +321,7 @@ def _vague(q, r, polarity) -> str | None:
         given = any(_a_time(x) for x in r.quantities if x.value not in asked) or (
             _says_a_time(r.text.lower(), q) and not ROUGH_TIME.fullmatch(r.text.lower()))
     elif q.wh == "why":
-        given = bool(REASON.search(r.text.lower()))
+        given = _gives_a_reason(r.text.lower())
     elif _counting(q):  # a year counts nothing ('in September 1989' to 'How many people worked there?')
         given = any(not _a_year(x, r.text) for x in counts) or bool(AMOUNT_WORDS.search(r.text.lower()))
     elif q.numeric:  # 'Until the library closed.' to 'How long did the games last?'; no price says how long
@@ -334,8 +336,11 @@ def _vague(q, r, polarity) -> str | None:
         given = bool(counts or names)
     if given:
         return None
-    if r.n_tokens <= PLAIN_ANSWER and not r.imperative and (q.wh == "why" or not _typed(q)):
-        return None  # a short reply to 'what' or 'how' may be its answer ('Moderating.'); a time, a place … shows
+    # a short reply to 'what', 'how' or 'why' may be its answer ('Moderating.'); to 'why', not one that says when
+    # ('It happened some time after 1791.'); a time, a place … shows
+    if r.n_tokens <= PLAIN_ANSWER and not r.imperative and (
+            (q.wh == "why" and not WHEN_PHRASE.search(r.text.lower())) or not _typed(q)):
+        return None
     return "gives nothing of the kind asked"
 
 
@@ -689,13 +694,21 @@ def non_answer(q, r, polarity=None) -> str | None:
             and not PLACE_WORDS.search(WHEN_PHRASE.sub(" ", INDEFINITE.sub("", plain))) \
             and not any(names_a_place(n) for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)):
         return "gives no place"  # 'The old bath is cast iron and quite heavy.' to 'Where will the bath be taken?'
-    if q is not None and q.wh == "why" and not REASON.search(plain) \
+    if q is not None and q.wh == "why" and not _gives_a_reason(plain) \
             and any(same_word(v, x) for v in q.verbs - {"be", "have", "do"} for x in r.lemmas):
         return "gives no reason"  # 'Gate receipts are down on last season.' to 'Why are gate receipts down?'
+    if q is not None and q.wh and q.wh not in ("why", "how") and BECAUSE.match(text.lower()):
+        return "gives a reason, not what is asked"  # 'Because they were clogged with ink.' to 'What did he use?'
     term = _term_asked(q)
     if term and not r.closed.get(term):
         return f"gives no {term}"  # 'She wears the usual uniform.' to 'What colour are her overalls?'
     return None
+
+
+def _gives_a_reason(text: str) -> bool:
+    """Does a (lower-case) answer give a cause or a purpose? 'after' or 'from' before a time or a date says when, not
+    why ('It happened some time after 1791.')."""
+    return bool(REASON.search(WHEN_PHRASE.sub(" ", text)))
 
 
 def _fits_the_span(q, x) -> bool:
