@@ -83,6 +83,9 @@ def outcome(oracle, question, a, b):
     ("Why was the last match stopped?", "It happened some time after 2019.", "It was the last match of the year.",
      NO_ANSWER),
     ("Why was the last match stopped?", "The hall flooded.", "The club never says.", DIFFER),
+    # a capital letter names one of several ('Car Park C')
+    ("Which car park do members use?", "Car Park C.", "Car Park C. Car Park C. Car Park C. Car Park C.", AGREE),
+    ("Which car park do members use?", "Car Park C.", "I am not sure.", DIFFER),
     # a count question answered on its topic without a number; a number in units the other does not use
     ("How many boards did they buy?", "They bought boards for the club.", "The text does not say.", NO_ANSWER),
     ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),

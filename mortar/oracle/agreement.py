@@ -271,6 +271,7 @@ LABEL = re.compile(r"\b([A-Z][a-z]+)s? \d+(?:\s*(?:to|and|-|–)\s*\d+)?\b")
 ANY_ONE = re.compile(r"\W*(?:an?|some) (?:(?:very|really|quite|rather|pretty) )?(?:good|great|nice|lovely|fine|"
                      r"decent|excellent|famous|well-known|popular|special|particular|certain|proper|good quality|"
                      r"high quality|top quality|important|suitable|reliable|sensible) one\W*")
+LETTER_LABEL = re.compile(r"\b[A-Z][a-z]+ ([A-Z])\b(?! [a-z])")  # a capital letter that names one of several
 BECAUSE = re.compile(r"\W*(?:(?:it's|it is|it was|that's|that is|probably|maybe|just|well,?) )?(?:because|due to|"
                      r"owing to|so that|in order to)\b")
 # one of a group, not which one: 'One of the three sharks has a notch.', 'Someone from the museum's staff.'
@@ -926,7 +927,8 @@ def _evasive(q, r, polarity=None) -> bool:
     new = [w for w in _new_words(q, r) if w not in GENERIC and not (about and same_word(w, about.group(1)))
            and not any(same_word(w, v) for v in vague)]
     asked = {x.value for x in quantities(q.text)}
-    return not new and not [x for x in r.quantities if x.value not in asked] and not r.closed
+    letters = set(LETTER_LABEL.findall(r.text)) - set(LETTER_LABEL.findall(q.text))  # 'Car Park C', 'Gate B'
+    return not new and not [x for x in r.quantities if x.value not in asked] and not r.closed and not letters
 
 
 def _known_word(word: str) -> bool:
