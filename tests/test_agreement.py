@@ -86,6 +86,8 @@ def outcome(oracle, question, a, b):
     # a capital letter names one of several ('Car Park C')
     ("Which car park do members use?", "Car Park C.", "Car Park C. Car Park C. Car Park C. Car Park C.", AGREE),
     ("Which car park do members use?", "Car Park C.", "I am not sure.", DIFFER),
+    # 'one' in a reply of a few words is a count
+    ("How many games did Omar lose?", "Just one.", "That's a really good question - ask the club's captain!", DIFFER),
     # a count question answered on its topic without a number; a number in units the other does not use
     ("How many boards did they buy?", "They bought boards for the club.", "The text does not say.", NO_ANSWER),
     ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),

@@ -279,6 +279,7 @@ ONE_OF = re.compile(r"\W*(?:(?:it|he|she|they)(?:'s| is| was| are| were|'re) )?(
                     r"(?:one|some|any|someone|somebody|anyone|a member|members|a few) (?:of|from)\b")
 TERM_ASKED = re.compile(r"\b(?:what|which) (colou?rs?|month|season)\b")
 UNTOLD_SHARE = 0.2  # of an answer's new words: more of them not in the story, and it is talk, not an answer
+SHORT_COUNT = 3  # words: a 'one' in a reply this short is a count
 PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in itself
 
 
@@ -314,8 +315,10 @@ def _vague(q, r, polarity) -> str | None:
     if r.lead or (q.yes_no and polarity(r, q)):
         return None
     asked = {x.value for x in quantities(q.text)}
-    # an ordinal or a 'one' alone counts nothing ('I'd recommend swatching first', 'You can hire one')
-    counts = [x for x in _counts(r, q) if x.value not in asked and x.text.split()[0].lower() != "one"]
+    # an ordinal or a 'one' in a sentence counts nothing ('I'd recommend swatching first', 'You can hire one'); a
+    # reply of a few words does ('Just one.')
+    counts = [x for x in _counts(r, q) if x.value not in asked
+              and (x.text.split()[0].lower() != "one" or r.n_tokens <= SHORT_COUNT)]
     names = [e for e in r.entities if not any(same_word(w, x) for w in e for x in q.lemmas)]
     new_nouns = [n for n in r.nouns if not any(same_word(n, x) for x in q.lemmas)]
     if q.wh == "when":
