@@ -449,7 +449,7 @@ def quantities(text: str) -> list[Quantity]:
         shown = " ".join(words[i:j]) + (f" {words[j]}" if noun else "")
         out.append(Quantity(value, unit, value * factor, noun, approx, shown, meridiem))
         i = j
-    return _hours_of_a_range(out, " ".join(words))
+    return _with_pence(_hours_of_a_range(out, " ".join(words)), " ".join(words))
 
 
 def _phone_number(words: list[str], i: int) -> tuple[str, int] | None:
@@ -474,6 +474,23 @@ def _pronoun_one(words: list[str], i: int) -> bool:
     before = words[i - 1] if i else ""
     return before in ("the", "this", "that", "which", "each", "another", "other") or (
         i >= 2 and words[i - 2] in ("the", "this", "that") and re.fullmatch(r"[a-z]{3,}", before) is not None)
+
+
+SMALL_CHANGE = {"pound": "penny", "dollar": "cent", "euro": "cent"}
+
+
+def _with_pence(found: list[Quantity], text: str) -> list[Quantity]:
+    """'eighty-two pounds and twenty-five pence' is one sum, £82.25."""
+    out: list[Quantity] = []
+    for x in found:
+        last = out[-1] if out and out[-1].value == int(out[-1].value) else None  # not twice: '£3.20 and 4p'
+        if last is not None and x.dim is not None and SMALL_CHANGE.get(last.dim) == x.dim and x.value < 100 \
+                and re.search(rf"(?<!\S){re.escape(last.text)} (?:, )?(?:and )?{re.escape(x.text)}", text):
+            out[-1] = replace(last, value=last.value + x.value / 100, base=last.base + x.value / 100,
+                              text=f"{last.text} and {x.text}")
+        else:
+            out.append(x)
+    return out
 
 
 def _hours_of_a_range(found: list[Quantity], text: str) -> list[Quantity]:

@@ -56,6 +56,13 @@ def test_a_telephone_number_is_one_label_matched_digit_for_digit():
     assert [x.value for x in quantities("They sold 300 tickets at 07:45.")][:1] == [300]  # no phone number
 
 
+def test_pounds_and_pence_are_one_sum():
+    (spelled,) = quantities("One hundred and eighty-two pounds and twenty-five pence.")
+    assert spelled.dim == "pound" and spelled.matches(quantities("£182.25")[0])
+    assert quantities("It costs 5 dollars and 50 cents")[0].value == 5.5
+    assert [x.dim for x in quantities("£5 for adults and 50p for children")] == ["pound", "penny"]
+
+
 def test_a_number_before_until_or_till_counts_no_thing():
     (start, end) = quantities("open from 2 until 4 in the afternoon")[:2]
     assert start.noun is None and (start.value, start.meridiem) == (2, "pm") and end.value == 4
