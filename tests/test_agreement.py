@@ -88,6 +88,12 @@ def outcome(oracle, question, a, b):
     ("Which car park do members use?", "Car Park C.", "I am not sure.", DIFFER),
     # 'one' in a reply of a few words is a count
     ("How many games did Omar lose?", "Just one.", "That's a really good question - ask the club's captain!", DIFFER),
+    # part of a list said plainly ('A, B and C') differs; a description or a second clause is no list
+    ("What must members do after a match?", "Put the boards away.", "Put the boards away, wash the cups and lock "
+     "the hall.", DIFFER),
+    ("What colours are the new boards?", "Black and red.", "Black.", DIFFER),
+    ("Who is the treasurer?", "Lena Vogt.", "Lena Vogt, who counts the money and keeps the books.", AGREE),
+    ("Who won the trophy?", "Omar Haddad.", "Omar Haddad won it, and the club cheered for an hour.", AGREE),
     # a count question answered on its topic without a number; a number in units the other does not use
     ("How many boards did they buy?", "They bought boards for the club.", "The text does not say.", NO_ANSWER),
     ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),

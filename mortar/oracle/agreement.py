@@ -279,6 +279,7 @@ ONE_OF = re.compile(r"\W*(?:(?:it|he|she|they)(?:'s| is| was| are| were|'re) )?(
                     r"(?:one|some|any|someone|somebody|anyone|a member|members|a few) (?:of|from)\b")
 TERM_ASKED = re.compile(r"\b(?:what|which) (colou?rs?|month|season)\b")
 UNTOLD_SHARE = 0.2  # of an answer's new words: more of them not in the story, and it is talk, not an answer
+LIST_ITEM_WORDS = 7  # words: an item of a list said plainly is no longer
 SHORT_COUNT = 3  # words: a 'one' in a reply this short is a count
 PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in itself
 
@@ -552,15 +553,40 @@ def _part_of_items(q, r, other) -> str | None:
     None otherwise."""
     said = set(other.lemmas) | set(other.content)
     ruled_out = {w for m in RULED_OUT.finditer(r.text.lower()) for w in m.group(1).split()}
-    members = [m - q.lemmas for m in r.conjuncts + r.alternatives]
+    members = [m - q.lemmas for m in _items(r)]
     members = [m for m in members if m and not any(same_word(w, x) for w in m for x in ruled_out)]
-    if len(members) < 2 or len(other.conjuncts) + len(other.alternatives) >= len(members):
+    if len(members) < 2 or len(_items(other)) >= len(members):
         return None
     if not all(any(same_word(w, x) for x in r.lemmas) for w in _new_words(q, other)):
         return None  # the other says things of its own: a paraphrase, not a part
     covered = [m for m in members if any(same_word(w, x) for w in m for x in said)]
     missing = [m for m in members if m not in covered]
     return " ".join(sorted(missing[0])) if covered and missing else None
+
+
+def _items(r) -> list[set[str]]:
+    """The items an answer lists: its coordination as parsed, or as said plainly where that finds more."""
+    parsed, said = r.conjuncts + r.alternatives, _listed(r.text)
+    return said if len(said) > len(parsed) else parsed
+
+
+def _listed(text: str) -> list[set[str]]:
+    """The content words of each item of a list said plainly, 'A, B and C' with items of a few words ('Look at
+    them, smell them and photograph them.', 'Green, cream, black and a faded blue.'), where the parse finds no
+    coordination; none for other shapes ('The fitter, Ewa Kowalczyk, tightened it.', 'Lemon and lavender sponge,
+    three tiers.') or a longer item ('The machine froze and he had to restart it at the airport terminal.')."""
+    text = text.lower()
+    if not re.search(r"\b(?:and|or)\b[^,;]*$", text) or re.search(r"\b(?:and|or)\b.*[,;]", text):
+        return []  # the last item comes after 'and' or 'or', the others between commas: 'A, B and C'
+    pieces = [p for p in re.split(r"[,;]|\band\b|\bor\b", text) if re.search(r"\w", p)]
+    if len(pieces) < 2 or any(len(_WORD.findall(p)) > LIST_ITEM_WORDS for p in pieces) \
+            or any(re.match(r"\W*(?:who|who's|which|whose|where|that)\b", p) for p in pieces) \
+            or (len(pieces) == 2 and re.search(r",\s*(?:and|or)\b", text)):
+        return []  # a relative clause describes ('Wolska, who's five foot nothing and hates bears'); two clauses
+    # joined ('They travel to Elm Green, and the Mahlangus are on teas.')
+    from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's English stop list (spaCy is loaded with the parse)
+
+    return [m for m in ({w for w in _WORD.findall(p) if w not in STOP_WORDS} for p in pieces) if m]
 
 
 # what an answer sets aside is no item of it: 'smoked aubergine with miso and sesame instead of the burrata'
