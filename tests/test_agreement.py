@@ -78,6 +78,9 @@ def outcome(oracle, question, a, b):
      NO_ANSWER),
     ("How far is the library from the hall?", "It opens at 09:15.", "It is in the town.", NO_ANSWER),
     ("How long did the meeting last?", "Two hours.", "I'm not sure.", DIFFER),
+    ("How long has Lena been treasurer?", "Since 2019.", "I'm not sure.", DIFFER),
+    ("How long has Lena been treasurer?", "Three seasons.", "I'm not sure.", DIFFER),
+    ("How long do the boards last?", "They are kept at 27 Quayside Terrace.", "I'm not sure.", NO_ANSWER),
     # a reason answers 'why' only; a time does not ('after 1791')
     ("What did the carpenter repair?", "Because the hall flooded.", "I am not sure.", NO_ANSWER),
     ("Why was the last match stopped?", "It happened some time after 2019.", "It was the last match of the year.",

@@ -330,7 +330,7 @@ def _vague(q, r, polarity) -> str | None:
     elif _counting(q):  # a year counts nothing ('in September 1989' to 'How many people worked there?')
         given = any(not _a_year(x, r.text) for x in counts) or bool(AMOUNT_WORDS.search(r.text.lower()))
     elif q.numeric:  # 'Until the library closed.' to 'How long did the games last?'; no price says how long
-        given = any(_fits_the_span(q, x) for x in counts) or _says_a_time(r.text.lower(), q)
+        given = any(_fits_the_span(q, x, r.text) for x in counts) or _says_a_time(r.text.lower(), q)
     elif q.wh in ("who", "whom", "whose"):
         given = bool(names or _names_in(q, r)) or any(_an_agent(n) for n in new_nouns) or _says_none(r) \
             or bool(ALL_OR_NONE.search(r.text.lower()))
@@ -697,7 +697,7 @@ def non_answer(q, r, polarity=None) -> str | None:
         figures = [x for x in figures if not any(x.matches(y) for y in asked) and not _a_year(x, text)
                    and not _ordinal(x.text.split()[0])]
     if q is not None:  # 'He hit a 180 in the first leg.' to 'How long has he played?'
-        figures = [x for x in figures if _fits_the_span(q, x)]
+        figures = [x for x in figures if _fits_the_span(q, x, text)]
     if q is not None and not figures and not (QUANTIFIER.search(plain) and q.wh != "when"):
         # a count with no number ('They bake bread for cafés all over the county.' to 'How many cafés …?'); a time
         # or an amount with no number and no time: 'It took a while.', 'The talk is about her life.'; the question's
@@ -741,10 +741,15 @@ def _gives_a_reason(text: str) -> bool:
     return bool(REASON.search(WHEN_PHRASE.sub(" ", text)))
 
 
-def _fits_the_span(q, x) -> bool:
-    """To 'how long' or 'how far', a quantity answers only with a unit of length or time ('a 180' says neither)."""
+def _fits_the_span(q, x, text: str) -> bool:
+    """To 'how long' or 'how far', a quantity answers with a unit of length or time, a count of things ('three
+    seasons', 'two stops'), or, to 'how long', a year or a clock time it runs from or to ('since 2019', '9 till 5');
+    a bare number or a price says neither ('He hit a 180.')."""
     spans = SPAN_ASKED.search(q.text.lower())
-    return not spans or x.dim in SPAN_ASKED_DIMS[spans.group(1)]
+    counted = x.dim is None and x.noun and re.search(rf"\b{re.escape(x.noun)}", text)  # not '27 Quayside Terrace'
+    if not spans or x.dim in SPAN_ASKED_DIMS[spans.group(1)] or counted:
+        return True
+    return spans.group(1) == "long" and (x.dim in CLOCK or (x.dim is None and _a_year(x, text)))
 
 
 def _term_asked(q) -> str | None:
