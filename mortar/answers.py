@@ -755,6 +755,9 @@ class Analysis:
     places: list[frozenset[str]] = field(default_factory=list)  # names after 'in', 'at', 'from' …: 'in Brno'
     described: list[frozenset[str]] = field(default_factory=list)  # names in a relative clause: "that Ruth planted"
     degenerate: bool = False
+    # the subjects of its general statements, when it makes nothing else ('Gravel paths can get slippery in the
+    # rain.', 'Great question! Conservators do careful work.'): talk about things in general, none of the story
+    general: set[str] = field(default_factory=set)
 
 
 def analyse(doc, text: str) -> Analysis:
@@ -881,6 +884,7 @@ def analyse(doc, text: str) -> Analysis:
         name = frozenset(t.lower_ for t in words if t.lower_.rstrip(".") not in TITLES)
         a.entities = [name] if name else []
     a.conjuncts, a.alternatives = _coordination(tokens, ("and", ",")), _coordination(tokens, ("or",))
+    a.general = _general_subjects(doc)
     for w in a.lemmas + [normalize_word(x) for x in re.findall(r"[a-z]+", text.lower())]:
         w = _MONTH_ABBR.get(w, w)
         c = _TERM_CLASS.get(w)
@@ -889,6 +893,35 @@ def analyse(doc, text: str) -> Analysis:
         if c and not (w in ("may", "march") and not _is_month_word(text, w)):  # 'may' and 'march' are verbs too
             a.closed.setdefault(c, set()).add(w)
     return a
+
+
+GENERAL_MODALS = {"can", "may", "might", "should", "must"}  # not "could", "would", "will": what a story tells
+FREQUENTLY = {"often", "always", "usually", "generally", "sometimes", "normally", "typically"}
+
+
+def _general_subjects(doc) -> set[str]:
+    """The subjects of the text's statements when every statement is general: a bare plural or mass noun with a
+    verb in the present or a modal ('Birthday cards often have pictures inside!', 'Bread should always cool.');
+    sentences without a verb ('Great question!') say nothing either way. Empty otherwise."""
+    subjects = set()
+    for sent in doc.sents:
+        root = sent.root
+        if not any(t.pos_ in ("VERB", "AUX") for t in sent):
+            continue
+        subject = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        modal = any(c.dep_ == "aux" and c.lower_ in GENERAL_MODALS for c in root.children)
+        present = modal or root.tag_ in ("VBZ", "VBP") or any(
+            c.dep_ in ("aux", "auxpass") and c.tag_ in ("VBZ", "VBP") for c in root.children)
+        # a bare plural ('Birthday cards …'), or a mass noun with a modal or 'often' ('Bread should always cool.');
+        # not a list ('Phones, drinks and sweets are not allowed.') nor a part ('Half of the charge is refunded.')
+        bare = subject is not None and subject.pos_ == "NOUN" and not any(
+            c.dep_ in ("det", "poss", "nummod", "conj") or (c.dep_ == "prep" and c.lower_ == "of")
+            for c in subject.children)
+        often = modal or any(c.lower_ in FREQUENTLY for c in root.children)
+        if not (bare and present and (subject.tag_ == "NNS" or often)):
+            return set()
+        subjects.add(_lemma(subject))
+    return subjects
 
 
 PLACE_PREPOSITIONS = {"in", "at", "near", "from", "into", "across", "around", "outside", "inside", "towards", "toward"}
@@ -961,6 +994,7 @@ class QuestionInfo:
     numeric: bool  # asks for a number, a time or a date
     verbs: set[str]  # the question's verbs (lemmas), for echo answers ("He did.") and "unopened"
     negated: set[str]
+    past: bool = False  # asks about what happened ('What did the path turn into?', 'Who was there?')
 
 
 def analyse_question(doc, text: str) -> QuestionInfo:
@@ -978,7 +1012,8 @@ def analyse_question(doc, text: str) -> QuestionInfo:
     verbs = {_lemma(t) for t in tokens if t.pos_ == "VERB" or (t.pos_ == "ADJ" and t.dep_ in ("acomp", "ROOT"))}
     negated = {_lemma(t.head) for t in doc if t.dep_ == "neg"}
     numeric = bool(NUMERIC_QUESTION.search(text.lower()))
-    return QuestionInfo(text, content, lemmas, wh, yes_no, numeric, verbs, negated)
+    past = any(t.tag_ == "VBD" for t in tokens)
+    return QuestionInfo(text, content, lemmas, wh, yes_no, numeric, verbs, negated, past)
 
 
 SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "or", "ors", "ian", "ians", "an", "ans", "ese", "ish", "al",

@@ -97,6 +97,13 @@ def outcome(oracle, question, a, b):
     ("What colours are the new boards?", "Black and red.", "Black.", DIFFER),
     ("Who is the treasurer?", "Lena Vogt.", "Lena Vogt, who counts the money and keeps the books.", AGREE),
     ("Who won the trophy?", "Omar Haddad.", "Omar Haddad won it, and the club cheered for an hour.", AGREE),
+    # talk about things in general says nothing of the story's; a general question takes a general answer
+    ("Where did the club meet?", "Chess clubs often meet in pubs and libraries.", "I am not sure.", NO_ANSWER),
+    ("What did the carpenter repair?", "Great question! Carpenters can fix almost anything.", "Roofs can leak in "
+     "the rain.", NO_ANSWER),
+    ("What do members bring?", "Members bring sturdy boots.", "I am not sure.", DIFFER),
+    ("Which boards are not allowed?", "The boards not allowed are the boards not allowed are the boards",
+     "I am not sure.", NO_ANSWER),
     # a count question answered on its topic without a number; a number in units the other does not use
     ("How many boards did they buy?", "They bought boards for the club.", "The text does not say.", NO_ANSWER),
     ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),

@@ -727,6 +727,11 @@ def non_answer(q, r, polarity=None) -> str | None:
     if q is not None and q.wh == "why" and not _gives_a_reason(plain) \
             and any(same_word(v, x) for v in q.verbs - {"be", "have", "do"} for x in r.lemmas):
         return "gives no reason"  # 'Gate receipts are down on last season.' to 'Why are gate receipts down?'
+    if q is not None and q.wh and q.wh not in ("why", "how") and r.general \
+            and (q.past or not any(same_word(w, x) for w in r.general for x in q.lemmas)):
+        # 'Gravel paths can get slippery in the rain.' to 'What did the gravel path turn into?'; not 'Swans eat
+        # pondweed.' to 'What do swans eat?' (a general statement answers a general question, or a 'why')
+        return "speaks in general, not of the story"
     if q is not None and q.wh and q.wh not in ("why", "how") and BECAUSE.match(text.lower()):
         return "gives a reason, not what is asked"  # 'Because they were clogged with ink.' to 'What did he use?'
     term = _term_asked(q)
@@ -947,8 +952,9 @@ def _evasive(q, r, polarity=None) -> bool:
     answer that gives a yes or a no says something."""
     if q.yes_no and (polarity is None or polarity(r, q)):
         return False
-    if not (q.wh or q.yes_no) or r.lead or r.has_negation or re.search(r"\b(?:nobody|nothing|none|no one)\b",
-                                                                      r.text.lower()):
+    denies = r.has_negation and not r.negated <= q.negated  # not the question's own 'not' ('the room not included')
+    if not (q.wh or q.yes_no) or r.lead or denies or re.search(r"\b(?:nobody|nothing|none|no one)\b",
+                                                               r.text.lower()):
         return False  # 'Nobody.' answers 'Who saw him?'
     about = re.match(r"\W*(?:the|this) ([\w-]+) (?:mentions|mentioned|describes|talks about|refers to|discusses)\b",
                      r.text.lower())  # 'The report mentions the treasurer.': the report is the source, not an answer
