@@ -104,6 +104,9 @@ def outcome(oracle, question, a, b):
     ("What do members bring?", "Members bring sturdy boots.", "I am not sure.", DIFFER),
     ("Which boards are not allowed?", "The boards not allowed are the boards not allowed are the boards",
      "I am not sure.", NO_ANSWER),
+    # 'another' place is not which one
+    ("Where did the club meet?", "They met at another hall.", "I am not sure.", NO_ANSWER),
+    ("Where did the club meet?", "In the library.", "I am not sure.", DIFFER),
     # a count question answered on its topic without a number; a number in units the other does not use
     ("How many boards did they buy?", "They bought boards for the club.", "The text does not say.", NO_ANSWER),
     ("How long did the meeting last?", "1 hour 45 minutes", "105 minutes", AGREE),

@@ -79,7 +79,7 @@ GENERIC = {"time", "person", "people", "thing", "place", "way", "one", "stuff", 
 INDEFINITE = re.compile(r"\b(?:someone|somebody|something|somewhere|anyone|anybody|anything|anywhere|whoever|"
                         r"whatever|wherever|whenever|(?:some|lots of|a lot of|all sorts of|various) (?:\w+ )?things|"
                         r"what (?:they|you|he|she|we|it) (?:need|needs|want|wants|like|likes)|"
-                        r"(?:a|another|some|a different|a new) (?:place|location|spot|area)\b)"
+                        r"(?:a|another|some|a different|a new) (?:place|location|spot|area)\b|another|some other)"
                         r"\b[^.,;:!?]*", re.IGNORECASE)  # 'Some things will still work.', 'whenever that is'
 # 'It depends on your issue.', 'That comes down to what you have.'
 DEPENDS = re.compile(r"^\W*(?:well,? )?(?:it|that) (?:all |really |just )?(?:depends|comes down to|varies)\b")
