@@ -20,14 +20,14 @@ ec_heldout5-6 were written on 2026-11-26 by annotators who never read the code, 
 → 0.810, ec_heldout3 0.748 → 0.758; ec_heldout6 0.694 (first reading, after the rules). Annotators differ on
 whether a bare fragment ('Over what period?') must directly follow its round: ec_dev5's did not require it, the
 check (as DESIGN.md asks) does; in a seventh session of 2026-11-27 an annotator who never read the code set, by
-DESIGN.md's rule, the round each such fragment must follow (18 questions of ec_dev5, 7 of ec_heldout6, read by me as
-a count only): kappa ec_dev5 0.731 → 0.833, ec_heldout6 0.729 → 0.760, the labels alone moving. ec_dev7 (development) and ec_heldout7 (held out) were written in a second session of
-2026-11-27 the same way, 12 more genres each; their annotator counts a he/she as needing nothing when the story has
-one person it can be (DESIGN.md's story check). With the code of that session's start → its end: ec_dev7 0.795 →
-0.815, ec_heldout7 0.797 → 0.804 (read once at the end), ec_heldout3 0.758 → 0.748, ec_heldout6 0.694 → 0.696,
-ec_heldout5 0.810 → 0.810. ec_dev8 (development) and ec_heldout8 (held out), 12 + 12 dialogues in 24 more genres,
-were written in a third session of 2026-11-27 the same way; with the code of that session's start: ec_dev8 0.799,
-ec_heldout8 0.821.
+DESIGN.md's rule, the round each such fragment must follow (18 questions of ec_dev5, 7 of ec_heldout6, the latter
+seen only as a count): kappa ec_dev5 0.731 → 0.833, ec_heldout6 0.729 → 0.760, the labels alone moving. ec_dev7
+(development) and ec_heldout7 (held out) were written in a second session of 2026-11-27 the same way, 12 more genres
+each; their annotator counts a he/she as needing nothing when the story has one person it can be (DESIGN.md's story
+check). With the code of that session's start → its end: ec_dev7 0.795 → 0.815, ec_heldout7 0.797 → 0.804 (read once
+at the end), ec_heldout3 0.758 → 0.748, ec_heldout6 0.694 → 0.696, ec_heldout5 0.810 → 0.810. ec_dev8 (development)
+and ec_heldout8 (held out), 12 + 12 dialogues in 24 more genres, were written in a third session of 2026-11-27 the
+same way; with the code of that session's start: ec_dev8 0.799, ec_heldout8 0.821.
 """
 
 from __future__ import annotations
