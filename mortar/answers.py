@@ -914,7 +914,7 @@ def _general_subjects(doc) -> set[str]:
             c.dep_ in ("aux", "auxpass") and c.tag_ in ("VBZ", "VBP") for c in root.children)
         # a bare plural ('Birthday cards …'), or a mass noun with a modal or 'often' ('Bread should always cool.');
         # not a list ('Phones, drinks and sweets are not allowed.') nor a part ('Half of the charge is refunded.')
-        bare = subject is not None and subject.pos_ == "NOUN" and not any(
+        bare = subject is not None and subject.pos_ == "NOUN" and not subject.ent_type_ and not any(
             c.dep_ in ("det", "poss", "nummod", "conj") or (c.dep_ == "prep" and c.lower_ == "of")
             for c in subject.children)
         often = modal or any(c.lower_ in FREQUENTLY for c in root.children)

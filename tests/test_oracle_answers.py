@@ -123,3 +123,19 @@ def test_half_six_before_a_range_word_is_half_past_six():
     (hour, minutes) = quantities("from half six to eight in the evening")[:2]
     assert (hour.value, minutes.value) == (6, 30)
     assert [x.value for x in quantities("half six until nine")][:2] == [6, 30]
+
+
+@pytest.mark.parametrize("text, subjects", [
+    ("Typewriters have lots of fascinating parts.", {"typewriter"}),
+    ("Great question! Gravel paths can get very slippery in the rain.", {"path"}),
+    ("Bread should always cool before slicing.", set()),  # a capital at the start is read as a name here
+    ("The gravel path turned into a river.", set()),  # the story's own path
+    ("Mags says she has a spring in her parts tin.", set()),  # a person, though tagged a plural
+    ("Phones, drinks and sweets are not allowed.", set()),  # a list of things: the story's rule
+    ("Neustadt will cover the night crew.", set()),  # what will happen: the story's
+])
+def test_general_statements_are_read_by_their_subjects(text, subjects):
+    from mortar.answers import analyse
+    from mortar.nlp import load_nlp
+
+    assert analyse(load_nlp().nlp(text), text).general == subjects
