@@ -186,13 +186,25 @@ def test_a_word_reads_in_its_sentence(oracle):
 
 
 def test_a_swapped_word_must_read_as_the_old_one_did(gate, oracle):
-    in_context = WordInContext(oracle.embeddings)
+    in_context = WordInContext(oracle.embeddings, LanguageModel())
     left = gate.read(Mutation(SYN, "Did Marsh make any comment as he left the court?",
                               "Did Marsh make any comment as he left the tribunal?"))
     often = gate.read(Mutation(SYN, "How often does the ferry run?", "How frequently does the ferry run?"))
     assert not in_context.check(left) and in_context.check(often)
     assert in_context.embeddings.word_cosine(*in_context.spans(left)[0]) < SAME_WORD_IN_CONTEXT
     assert "word in context" in gate.names and WordInContext.operators == {SYN, SR}
+
+
+def test_the_language_models_misfit_is_read_beside_the_word_in_context(gate, oracle):
+    in_context = WordInContext(oracle.embeddings, LanguageModel())
+    park = gate.read(Mutation(SYN, "How far from the park did the balloon finally land?",
+                              "How far from the parkland did the balloon finally land?"))
+    remark = gate.read(Mutation(SYN, "Did Marsh make any comment as he left the court?",
+                                "Did Marsh make any remark as he left the court?"))
+    # 'parkland' reads close to 'park' but fits the question worse: the LM's misfit takes it under the bar
+    assert in_context.embeddings.word_cosine(*in_context.spans(park)[0]) >= SAME_WORD_IN_CONTEXT
+    assert in_context.language_model.misfit(park) > 1 and not in_context.check(park)
+    assert in_context.check(remark)
 
 
 def test_character_noise_meets_only_unchanged_and_cosine(nlp, oracle):
