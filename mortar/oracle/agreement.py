@@ -572,18 +572,19 @@ def _items(r) -> list[set[str]]:
 
 def _listed(text: str) -> list[set[str]]:
     """The content words of each item of a list said plainly, 'A, B and C' with items of a few words ('Look at
-    them, smell them and photograph them.', 'Green, cream, black and a faded blue.'), where the parse finds no
-    coordination; none for other shapes ('The fitter, Ewa Kowalczyk, tightened it.', 'Lemon and lavender sponge,
+    them, smell them and photograph them.', 'Green, cream, black and a faded blue.'), which the parse often splits
+    otherwise; none for other shapes ('The fitter, Ewa Kowalczyk, tightened it.', 'Lemon and lavender sponge,
     three tiers.') or a longer item ('The machine froze and he had to restart it at the airport terminal.')."""
     text = text.lower()
     if not re.search(r"\b(?:and|or)\b[^,;]*$", text) or re.search(r"\b(?:and|or)\b.*[,;]", text):
         return []  # the last item comes after 'and' or 'or', the others between commas: 'A, B and C'
     pieces = [p for p in re.split(r"[,;]|\band\b|\bor\b", text) if re.search(r"\w", p)]
+    # no list either: a relative clause that describes ('Wolska, who's five foot nothing and hates bears'), or two
+    # clauses joined ('They travel to Elm Green, and the Mahlangus are on teas.')
     if len(pieces) < 2 or any(len(_WORD.findall(p)) > LIST_ITEM_WORDS for p in pieces) \
             or any(re.match(r"\W*(?:who|who's|which|whose|where|that)\b", p) for p in pieces) \
             or (len(pieces) == 2 and re.search(r",\s*(?:and|or)\b", text)):
-        return []  # a relative clause describes ('Wolska, who's five foot nothing and hates bears'); two clauses
-    # joined ('They travel to Elm Green, and the Mahlangus are on teas.')
+        return []
     from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's English stop list (spaCy is loaded with the parse)
 
     return [m for m in ({w for w in _WORD.findall(p) if w not in STOP_WORDS} for p in pieces) if m]
@@ -751,7 +752,8 @@ def _fits_the_span(q, x, text: str) -> bool:
     seasons', 'two stops'), or, to 'how long', a year or a clock time it runs from or to ('since 2019', '9 till 5');
     a bare number or a price says neither ('He hit a 180.')."""
     spans = SPAN_ASKED.search(q.text.lower())
-    counted = x.dim is None and x.noun and re.search(rf"\b{re.escape(x.noun)}", text)  # not '27 Quayside Terrace'
+    # a counted thing in lower case: not the street of '27 Quayside Terrace'
+    counted = x.dim is None and bool(x.noun) and bool(re.search(rf"\b{re.escape(x.noun)}", text))
     if not spans or x.dim in SPAN_ASKED_DIMS[spans.group(1)] or counted:
         return True
     return spans.group(1) == "long" and (x.dim in CLOCK or (x.dim is None and _a_year(x, text)))
@@ -782,8 +784,9 @@ def _counts(r, q=None) -> list:
 
 
 def _a_time(x) -> bool:
-    """A quantity that can say when: a unit of time or a clock part, or a number that counts no thing and is written in
-    digits, as an ordinal ('the twentieth') or as a year ('two thousand and nine')."""
+    """A quantity that can say when: a unit other than a price or a telephone number ('two weeks', 'once the soil
+    reaches 7 °C') or a clock part, or a number that counts no thing and is written in digits, as an ordinal ('the
+    twentieth') or as a year ('two thousand and nine')."""
     written = bool(re.search(r"\d", x.text)) or _ordinal(x.text) or 1000 <= x.value <= 2100
     if x.dim:
         return x.dim not in NO_TIME_DIMS  # a price or a phone number says no time ('Entry is £1.50 per bird.')
