@@ -52,6 +52,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from mortar.nlp import stop_words
 from mortar.story_support import pointed_sentences, sentence_words
 from mortar.vocab import ADD, BT, LEET, SR, SYN, TYPO, WI
 from mortar.wordnet import Sense, irregular_forms, pos_share, sense_rank, sense_share, senses, verb_frames
@@ -180,7 +181,7 @@ def _lesk(doc, i: int, story: str = "") -> tuple[Sense, int, int] | None:
     options = senses(token.lemma_.lower(), token.pos_)
     if not options:
         return None
-    stop = _stop_words()
+    stop = stop_words()
     words = [t.lemma_ for t in doc if t.i != i and t.pos_ in SWAPPABLE | {"PROPN"}]
     if story:
         for k in pointed_sentences(doc.text, story):
@@ -194,13 +195,6 @@ def _lesk(doc, i: int, story: str = "") -> tuple[Sense, int, int] | None:
         if score > best_score:
             best, best_score = rank, score
     return options[best], best, best_score
-
-
-@lru_cache(maxsize=1)
-def _stop_words() -> frozenset[str]:
-    from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's English stop list (spaCy is loaded with the parse)
-
-    return frozenset(STOP_WORDS)
 
 
 def in_context_synonyms(doc, i: int, story: str = "") -> tuple[str, ...]:

@@ -32,6 +32,14 @@ class NLP:
 
 
 @lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    """spaCy's English stop list (importing it does not load a pipeline)."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(STOP_WORDS)
+
+
+@lru_cache(maxsize=1)
 def load_nlp() -> NLP:
     import spacy
     from coreferee.rules import RulesAnalyzerFactory

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WORDS, PHONE, first_loop,
                             normalize_text, quantities, rate, same_word)
+from mortar.nlp import stop_words
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
 from mortar.wordnet import WordNetMissing, names_a_place, names_an_agent, regions_of, senses, synonyms
@@ -585,9 +586,8 @@ def _listed(text: str) -> list[set[str]]:
             or any(re.match(r"\W*(?:who|who's|which|whose|where|that)\b", p) for p in pieces) \
             or (len(pieces) == 2 and re.search(r",\s*(?:and|or)\b", text)):
         return []
-    from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's English stop list (spaCy is loaded with the parse)
-
-    return [m for m in ({w for w in _WORD.findall(p) if w not in STOP_WORDS} for p in pieces) if m]
+    stop = stop_words()
+    return [m for m in ({w for w in _WORD.findall(p) if w not in stop} for p in pieces) if m]
 
 
 # what an answer sets aside is no item of it: 'smoked aubergine with miso and sesame instead of the burrata'
@@ -939,11 +939,10 @@ def _capitalised(text: str, question: str = "") -> list[str]:
     """Words written with a capital that are no stop words, days or months: names the parser may have missed ('Blaze
     could …'), not a date ('The designer visited the site on 3 April.'), nor a word the question writes in lower case
     ('Night crew runs from 18:00.' to 'Who leads the night crew?')."""
-    from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's English stop list (spaCy is loaded with the parse)
-
-    lower = set(re.findall(r"\b[a-z][\w'-]*", question))
+    stop = stop_words()
+    skip = stop | CALENDAR | set(re.findall(r"\b[a-z][\w'-]*", question))
     return [w for w in re.findall(r"\b[A-Z][\w'-]*", text.replace("’", "'"))
-            if w.lower() not in STOP_WORDS | CALENDAR | lower and w.lower().split("'")[0] not in STOP_WORDS]  # "It's"
+            if w.lower() not in skip and w.lower().split("'")[0] not in stop]  # "It's"
 
 
 CALENDAR = frozenset(CLOSED_CLASSES["weekday"] | CLOSED_CLASSES["month"])
