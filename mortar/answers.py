@@ -994,7 +994,7 @@ class QuestionInfo:
     numeric: bool  # asks for a number, a time or a date
     verbs: set[str]  # the question's verbs (lemmas), for echo answers ("He did.") and "unopened"
     negated: set[str]
-    past: bool = False  # asks about what happened ('What did the path turn into?', 'Who was there?')
+    past: bool  # asks about what happened ('What did the path turn into?', 'Who was there?')
 
 
 def analyse_question(doc, text: str) -> QuestionInfo:

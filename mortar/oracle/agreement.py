@@ -771,7 +771,7 @@ def _an_agent(noun: str) -> bool:
     return noun not in GENERIC and names_an_agent(noun)
 
 
-def _counts(r, q=None) -> list:
+def _counts(r, q) -> list:
     """The answer's numbers that count or measure: not an ordinal ('Look first at the light!'), not a number that
     labels a thing named with a capital ('Gallery 6', 'Years 4 to 6', 'Flat 4'), and no telephone number unless the
     question asks for one."""
