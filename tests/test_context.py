@@ -224,6 +224,16 @@ def test_a_raised_it_is_a_pronoun_and_an_extraposed_it_is_none():
     assert g.round(3).anaphors == ()
 
 
+def test_it_takes_someone_to_do_a_thing_is_no_pronoun_but_it_takes_to_fix_is():
+    g, _ = small_seed(
+        "capsize", "Ama capsized her kayak on purpose. She was back in her boat in two minutes. The hull needed "
+                   "a patch, which cost forty pounds.",
+        ("Who capsized?", "Ama"), ("How long did it take Ama to get back in her boat?", "two minutes"),
+        ("What needed a patch?", "the hull"), ("How much did it cost to fix?", "forty pounds"))
+    assert g.round(2).anaphors == ()
+    assert g.round(4).anaphors == ("it",)
+
+
 def test_meanwhile_and_at_the_time_point_back_at_a_told_event():
     g, _ = small_seed(
         "ferry", "The Aurora is in dry dock until March. The Nordlys runs the route. Cars now park on Dock Road.",

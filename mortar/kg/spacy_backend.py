@@ -477,6 +477,11 @@ class _SeedExtraction:
             c.dep_ in ("relcl", "acl", "prep") or c.lower_ in ("no", "every", "any", "some") for c in tok.children)
         if low in ("one", "ones") and (any(c.lower_ in ONE_AFTER for c in tok.children) or described):
             return "one"  # 'the next one', 'the main ones' (not 'the one who found it')
+        if low == "it" and tok.dep_ == "nsubj" and tok.head.lemma_ in ("take", "cost") and any(
+                c.dep_ in ("dobj", "dative") and not _asked(c) for c in tok.head.children) and any(
+                c.dep_ in ("xcomp", "advcl") and any(a.lower_ == "to" for a in c.children) for c in tok.head.children):
+            return None  # stands for what someone does: 'How long did it take Ama to get back in her boat?' (not
+            # 'How long does it take to go around the Sun?')
         if tok.tag_ in ("PRP", "PRP$") and self.rules.is_potential_anaphor(tok):
             return "pronoun"
         if low == "it" and tok.dep_ == "nsubjpass" and any(c.dep_ == "xcomp" for c in tok.head.children):
