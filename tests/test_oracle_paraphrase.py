@@ -424,3 +424,17 @@ def test_a_yes_or_no_matches_a_reference_that_says_it_in_words(oracle, candidate
 ])
 def test_names_bans_numbers_and_lacks_read_as_the_reference_says_them(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    # the price asked for, said without what it buys; a different price or a part of a time still differs
+    ("How much are the pasties?", "£4 for two", "Four pounds.", True),
+    ("How much are the pasties?", "£4 for two", "Three pounds.", False),
+    ("What time is the service now?", "6:30 pm", "6 pm", False),
+    ("How many laps did she finish?", "5 of 8", "All 8.", False),
+    # to a yes/no question the reference's numbers only back its yes or no
+    ("Was that decision unanimous?", "No, the vote was 7 to 2.", "Two members voted against it.", True),
+    ("Has the roof been repaired?", "Yes, in 2021 for £3,000.", "No, not since 2021.", False),
+])
+def test_a_price_without_what_it_buys_and_numbers_that_back_a_yes(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right

@@ -187,8 +187,8 @@ class AnswerJudge:
                 if conflict:
                     return 0.15, conflict
                 return PASS, detail
-            if kind == "partial":
-                return 0.35, detail
+            if kind == "partial" and not (q is not None and q.yes_no):
+                return 0.35, detail  # (to a yes/no question the numbers only back the answer)
             # a missing number settles it when the question asks for one, or the reference is mostly numbers
             if kind == "missing" and (q is not None and q.numeric or not self._ref_words(q, r)
                                       or len(r.quantities) >= len(self._ref_words(q, r))):
@@ -360,6 +360,9 @@ class AnswerJudge:
                     return "conflict", f"counts something else than the reference ({x.text})"
         # 'out of 8' in '6 of 8' says what the answer is counted against, not the answer
         missing = [x for x in ref if x not in found and not (found and _out_of(x, r.text))]
+        if q is not None and q.numeric and any(x.dim in MONEY for x in found) \
+                and all(x.dim not in MONEY for x in missing):
+            missing = []  # the price asked for, said without what it buys: 'Five pounds.' for '£5 for six'
         if not missing:
             return "match", f"the number matches ({_texts(ref_quantities)})"
         if found:
