@@ -9,6 +9,7 @@ found by its byte offset, is ``offset lex_filenum ss_type w_cnt word lex_id [wor
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -202,6 +203,19 @@ def kind_in_common(a: str, b: str, depth: int = 2) -> str | None:
         return None
     common = sorted(up_a.keys() & up_b.keys(), key=lambda o: up_a[o] + up_b[o])
     return _synset_words("noun", common[0])[0].replace("_", " ") if common else None
+
+
+def genus(lemma: str) -> frozenset[str]:
+    """The words that open the definition of a noun's most frequent sense, up to what sets it apart from its kind:
+    'field' for 'meadow' ('a field where grass or alfalfa are grown'), 'man' for 'postman'."""
+    found = senses(lemma, "NOUN")
+    if not found:
+        return frozenset()
+    head, *rest = re.split(r"([;,(]|\b(?:where|who|whom|which|that|of|for|with|in|on|at|from|to|by|used|"
+                           r"consisting|especially|usually)\b)", found[0].gloss, maxsplit=1)
+    if rest and rest[0] == "of":
+        return frozenset()  # a relation, not a kind: 'aunt' is 'the sister of your father or mother'
+    return frozenset(re.findall(r"[a-z]+", head.lower())) - {"a", "an", "the", "one", "any"}
 
 
 @dataclass(frozen=True)

@@ -101,11 +101,22 @@ def test_wordnet_names_the_kind_two_nouns_share():
     assert kind_in_common("attic", "democracy") is None  # nothing in common near them
 
 
+def test_wordnet_gives_the_kind_a_noun_is_defined_as_but_not_a_relation():
+    from mortar.wordnet import genus
+
+    assert "field" in genus("meadow")  # 'a field where grass or alfalfa are grown to be made into hay'
+    assert "boat" in genus("ferry")
+    assert genus("aunt") == frozenset()  # 'the sister of your father or mother': a relation, not a kind
+
+
 @pytest.mark.parametrize("question, gold, candidate, right", [
     ("Where did they hide the letters?", "in the attic", "They hid them in the cellar.", False),  # another room
     ("Where did they hide the letters?", "in the attic", "Up in the attic, under the boards.", True),
     ("Who treated the boy?", "a nurse", "A doctor treated him.", False),
     ("What did she ride to school?", "a bicycle", "She rode her bike.", True),  # one synset
+    # the kind the reference's noun is defined as says the same, less precisely
+    ("Where did the sheep graze?", "in the meadow by the river", "in the field by the river", True),
+    ("Who looked after her?", "her aunt", "her sister", False),
 ])
 def test_another_thing_of_the_same_kind(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right

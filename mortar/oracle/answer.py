@@ -20,7 +20,7 @@ from mortar.answers import (CLOCK, CLOSED_CLASSES, MONEY, PROFORMS, TITLES, UNIT
                             fold_accents, normalize_word, periods, quantities, rate, same_word)
 from mortar.oracle.aliases import canonical_names, countries, with_acronyms
 from mortar.oracle.embeddings import Embeddings
-from mortar.wordnet import WordNetMissing, antonyms, kind_in_common, names_an_agent, senses, synonyms
+from mortar.wordnet import WordNetMissing, antonyms, genus, kind_in_common, names_an_agent, senses, synonyms
 from mortar.nlp import load_nlp, parsed_story
 
 # the answer oracle's fixed points on its [0, 1] scale (default threshold 0.5)
@@ -470,7 +470,7 @@ class AnswerJudge:
             for n in said:
                 kind = _kind_in_common(h, n)
                 # a man can be a worker: kinds this broad do not exclude each other; a synonym is no other kind
-                if kind in BROAD_KINDS or _synonym_said(h, {n}):
+                if kind in BROAD_KINDS or _synonym_said(h, {n}) or _defines(n, h):
                     continue
                 # near-synonyms in sibling senses ('shore' for 'beach', 'professor' for 'teacher') stay close
                 if kind and self._cos(n, h) < SAME_KIND:
@@ -971,6 +971,15 @@ def _antonyms(word: str, pos: str, clusters: bool = True) -> tuple[str, ...]:
         return antonyms(word, pos, clusters=clusters)
     except WordNetMissing:  # no antonyms; the other rules still apply
         return ()
+
+
+def _defines(general: str, word: str) -> bool:
+    """Does a noun name the kind a word is defined as ('field' for 'meadow': 'a field where grass … is grown')? It
+    then says the same thing less precisely, not another thing."""
+    try:
+        return general in genus(word)
+    except WordNetMissing:
+        return False
 
 
 def _kind_in_common(a: str, b: str) -> str | None:
