@@ -449,3 +449,11 @@ def test_names_bans_numbers_and_lacks_read_as_the_reference_says_them(oracle, qu
 ])
 def test_a_price_without_what_it_buys_and_numbers_that_back_a_yes(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right
+
+
+@pytest.mark.parametrize("candidate, right", [
+    ("He delivers the mail round the village.", True),  # a postman is 'a man who delivers the mail'
+    ("He sorts parcels at the depot.", False),
+])
+def test_a_noun_said_by_its_definition(oracle, candidate, right):
+    assert passes(oracle, "What is Mr Okafor's job?", "a postman", candidate) is right

@@ -21,7 +21,7 @@ from mortar.answers import (CLOCK, CLOSED_CLASSES, MONEY, PROFORMS, TITLES, UNIT
 from mortar.oracle.aliases import canonical_names, countries, with_acronyms
 from mortar.oracle.embeddings import Embeddings
 from mortar.wordnet import WordNetMissing, antonyms, genus, kind_in_common, names_an_agent, senses, synonyms
-from mortar.nlp import load_nlp, parsed_story
+from mortar.nlp import load_nlp, parsed_story, stop_words
 
 # the answer oracle's fixed points on its [0, 1] scale (default threshold 0.5)
 SURE_PASS, PASS, SURE_FAIL, FAIL = 1.0, 0.9, 0.0, 0.1
@@ -205,7 +205,8 @@ class AnswerJudge:
         part = self._part_of_list(q, r, c)
         if part:
             return 0.3, part
-        matched = [w for w in ref_words if _said(w, cand_words) or _synonym_said(w, cand_words)]
+        matched = [w for w in ref_words if _said(w, cand_words) or _synonym_said(w, cand_words)
+                   or _defined_said(w, cand_words)]
         recall = sum(ref_words[w] for w in matched) / sum(ref_words.values()) if ref_words else 0.0
         cosine = max(self._cos(candidate, reference), self._cos(self._answer_part(question, candidate), reference),
                      self._cos(_reason_clause(candidate), _reason_clause(reference)))
@@ -842,6 +843,21 @@ def _synonym_said(word: str, words: set[str]) -> bool:
         if any(word in {y.lower() for y in synonyms(x, pos, 1)} for x in words):
             return True
     return False
+
+
+def _defined_said(word: str, words: set[str]) -> bool:
+    """Is a noun said by its definition ('He delivered the mail.' for 'postman', 'a man who delivers the mail'):
+    two of the words that set it apart, at least half of them?"""
+    try:
+        found = senses(word, "NOUN")
+    except WordNetMissing:
+        return False
+    if not found:
+        return False
+    definition = re.split(r"[;(]", found[0].gloss, maxsplit=1)[0].lower()
+    apart = {normalize_word(w) for w in re.findall(r"[a-z]+", definition)} - stop_words() - genus(word) - {word}
+    hits = sum(1 for w in apart if _said(w, words))
+    return hits >= 2 and 2 * hits >= len(apart)
 
 
 def _name_like(q, r, names=None) -> bool:
