@@ -379,6 +379,8 @@ def quantities(text: str) -> list[Quantity]:
                 value = 1.0  # 'for the next fortnight', 'over the whole week': a span of one
             elif w == "one" and (i > 0 and (words[i - 1] in ONE_PRONOUN_BEFORE or _digits(words[i - 1]) is not None)):
                 value = None  # "the one about electricity", "the 3rd one"
+            elif w in ("runner", "runners") and words[i + 1:i + 3] == ["-", "up"]:
+                value, j = 2.0, i + 3  # the runner-up came second
             elif w in ORDINALS and not (w == "second" and i > 0 and words[i - 1] in ("a", "per")) \
                     and not (i + 2 < len(words) and words[i + 1] == "-"
                              and words[i + 2] in ("hand", "class", "party", "rate")):  # 'second-hand', 'first-class'

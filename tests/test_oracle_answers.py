@@ -18,7 +18,7 @@ def values(text):
     ("the night of August 3, 2021", [3, 2021]), ("fourteen parents and six teachers", [14, 6]),
     ("around one point two million", [1.2e6]), ("the cheaper one", []), ("one of the two options", [1, 2]),
     ("between two thousand two hundred and two thousand eight hundred", [2200, 2800]),
-    ("one million and two thousand", [1002000]),
+    ("one million and two thousand", [1002000]), ("They finished runner-up.", [2]),
 ])
 def test_numbers_in_digits_and_words(text, expected):
     assert values(text) == pytest.approx(expected)
