@@ -129,6 +129,8 @@ NEWS = ("A 64-year-old swimmer was pulled from the water off Dunhallow Point on 
 
 LETTER = ("Northmere Bank will never ask you to move money to a 'safe account'. If you get a call like this, hang up."
           "\n\nYours sincerely,\nPriya Raghunathan\nHead of Customer Protection")
+MINUTES = ("Minutes of the Harbour Rowing Club, annual meeting, 3 March.\nSecretary (minutes): Dafydd Rees.\n"
+           "The treasurer, Ann Hope, reported a balance of £1,200.")
 GUIDE = ("You are standing in front of the Harbour Clock. In 2019 it was repaired by our restorer, Dr Ines Moreau, "
          "who found a maker's mark under the old paint.")
 
@@ -144,6 +146,10 @@ GUIDE = ("You are standing in front of the Harbour Clock. In 2019 it was repaire
     # the teller's own ('our restorer') is the museum's in the answer; another's is not
     ("Who repaired the clock?", "Dr Ines Moreau", "The museum's restorer.", GUIDE, True),
     ("Who repaired the clock?", "Dr Ines Moreau", "The museum's restorer.", GUIDE.replace("our", "a"), False),
+    # the owner the heading names is the teller too: 'Minutes of the Harbour Rowing Club'
+    ("Who took the minutes?", "Dafydd Rees, the secretary.", "The club's secretary.", MINUTES, True),
+    ("Who took the minutes?", "Dafydd Rees, the secretary.", "The club's secretary.", MINUTES.split("\n", 1)[1],
+     False),
     # a title the story writes under the name ('Head of Customer Protection') describes that person
     ("Who signed the letter?", "Priya Raghunathan", "The bank's Head of Customer Protection.", LETTER, True),
     ("Who signed the letter?", "Priya Raghunathan", "The bank's Head of Customer Support.", LETTER, False),

@@ -813,10 +813,13 @@ PHONE_DIGITS = 7  # this many digits in a row are one number however they are gr
 
 def _teller(story: str, text: str) -> set[str]:
     """The owners an answer names for what the story calls its teller's own: 'museum' in "the museum's conservator"
-    where an audio guide says 'our conservator', 'writer' in "the writer's grandmother" for 'my grandmother'."""
+    where an audio guide says 'our conservator', 'writer' in "the writer's grandmother" for 'my grandmother', and
+    the owner its heading names."""
     own = {normalize_word(m.group(1)) for m in re.finditer(r"\b(?:my|our) (?:\w+ )?(\w+)", story.lower())}
+    # the heading names whose document it is: "the association's secretary" in 'Minutes of the … Association'
+    heading = {normalize_word(w) for w in re.findall(r"\w+", story.strip().split("\n", 1)[0].lower())}
     return {normalize_word(m.group(1)) for m in re.finditer(r"\b(\w+)'s (?:\w+ )?(\w+)", text.lower().replace("’", "'"))
-            if normalize_word(m.group(2)) in own}
+            if normalize_word(m.group(2)) in own or normalize_word(m.group(1)) in heading}
 
 
 def _the_one_named(q, r) -> bool:
