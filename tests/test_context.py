@@ -349,12 +349,21 @@ def test_this_year_is_the_tellers_time_and_that_night_one_said_before():
 
 
 @pytest.mark.parametrize("question, anaphor", [("Which are the main ones?", "ones"),
-                                               ("How much longer is that player staying on?", "that")])
+                                               ("How much longer is that player staying on?", "that"),
+                                               ("Which was the oldest?", "oldest"),
+                                               ("When was the most recent?", "recent")])
 def test_the_main_ones_and_a_misparsed_that_player_are_anaphors(question, anaphor):
     seed = Seed("wine", "The wine blends twenty grapes; Touriga and Roriz lead. Ellis, the winger, is hurt.", (
         Round(1, "How many grapes go into the wine?", "twenty"), Round(2, question, "Touriga and Roriz")))
     (dg,) = SpacyExtractor().extract_many([seed])
     assert anaphor in dg.round(2).anaphors
+
+
+def test_a_superlative_said_of_a_noun_the_question_names_is_no_anaphor():
+    seed = Seed("wine", "The wine blends twenty grapes; Touriga is the oldest grape.", (
+        Round(1, "How many grapes go into the wine?", "twenty"), Round(2, "Which grape is the oldest?", "Touriga")))
+    (dg,) = SpacyExtractor().extract_many([seed])
+    assert dg.round(2).anaphors == ()
 
 
 def test_a_verb_tagged_as_a_plural_noun_does_not_make_a_fragment():

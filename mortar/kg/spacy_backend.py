@@ -477,6 +477,12 @@ class _SeedExtraction:
             c.dep_ in ("relcl", "acl", "prep") or c.lower_ in ("no", "every", "any", "some") for c in tok.children)
         if low in ("one", "ones") and (any(c.lower_ in ONE_AFTER for c in tok.children) or described):
             return "one"  # 'the next one', 'the main ones' (not 'the one who found it')
+        if tok.pos_ == "ADJ" and any(c.lower_ == "the" for c in tok.children) \
+                and (tok.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj") or (tok.dep_ == "attr" and not any(
+                    c.dep_ in ("nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN") or _asked(c) and c.pos_ == "NOUN"
+                    for c in tok.head.subtree))) \
+                and (tok.tag_ == "JJS" or low in ONE_AFTER or any(c.lower_ in ("most", "least") for c in tok.children)):
+            return "one"  # a superlative with no noun: 'When was the most recent?', 'Where is the nearest?'
         if low == "it" and tok.dep_ == "nsubj" and tok.head.lemma_ in ("take", "cost") and any(
                 c.dep_ in ("dobj", "dative") and not _asked(c) for c in tok.head.children) and any(
                 c.dep_ in ("xcomp", "advcl") and any(a.lower_ == "to" for a in c.children) for c in tok.head.children):
