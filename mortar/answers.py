@@ -171,7 +171,10 @@ class Quantity:
         if self.dim and other.dim and self.dim not in CLOCK and other.dim not in CLOCK:
             if self.dim != other.dim:
                 return False
-            if _close(self.base, other.base, self.approx or other.approx):
+            # as said, not in the base unit: 'about 3 hours' is close to '3 hours and 5 minutes', not to '4 hours'
+            whole = float(self.value).is_integer() and float(other.value).is_integer()
+            if self.base == other.base or (not whole and (self.approx or other.approx)
+                                           and abs(self.base - other.base) <= 0.05 * max(abs(self.base), abs(other.base))):
                 return True
             # written in different units ('2 miles', '3.2 km'): a converted value is only ever rounded
             converted = self.value and other.value and abs(self.base / self.value - other.base / other.value) > 1e-9
@@ -451,7 +454,8 @@ def quantities(text: str) -> list[Quantity]:
         shown = " ".join(words[i:j]) + (f" {words[j]}" if noun else "")
         out.append(Quantity(value, unit, value * factor, noun, approx, shown, meridiem))
         i = j
-    return _with_pence(_hours_of_a_range(out, " ".join(words)), " ".join(words))
+    text = " ".join(words)
+    return _one_span(_with_pence(_hours_of_a_range(out, text), text), text)
 
 
 def _phone_number(words: list[str], i: int) -> tuple[str, int] | None:
@@ -486,10 +490,30 @@ def _with_pence(found: list[Quantity], text: str) -> list[Quantity]:
     out: list[Quantity] = []
     for x in found:
         last = out[-1] if out and out[-1].value == int(out[-1].value) else None  # not twice: '£3.20 and 4p'
-        if last is not None and x.dim is not None and SMALL_CHANGE.get(last.dim) == x.dim and x.value < 100 \
-                and re.search(rf"(?<!\S){re.escape(last.text)} (?:, )?(?:and )?{re.escape(x.text)}", text):
+        pence = x.dim is not None and SMALL_CHANGE.get(last.dim) == x.dim if last is not None else False
+        spoken = last is not None and last.dim in SMALL_CHANGE and x.dim is None and x.noun is None \
+            and x.value == int(x.value)  # 'eighteen pounds ninety'
+        if last is not None and (pence or spoken) and x.value < 100 \
+                and re.search(rf"(?<!\S){re.escape(last.text)} (?:, )?(?:and )?{re.escape(x.text)}"
+                              + (r"\s*(?:[.,;:!?)]|$)" if spoken else ""), text):
             out[-1] = replace(last, value=last.value + x.value / 100, base=last.base + x.value / 100,
                               text=f"{last.text} and {x.text}")
+        else:
+            out.append(x)
+    return out
+
+
+def _one_span(found: list[Quantity], text: str) -> list[Quantity]:
+    """'3 hours 2 minutes', '2 hours and 15 minutes': one span of time, each unit smaller than the one before."""
+    out: list[Quantity] = []
+    for x in found:
+        last = out[-1] if out else None
+        if last is not None and x.dim == last.dim == "s" and last.value and x.value \
+                and last.base / last.value > x.base / x.value \
+                and re.search(rf"(?<!\S){re.escape(last.text)} (?:and )?{re.escape(x.text)}(?!\S)", text):
+            unit = last.base / last.value
+            out[-1] = replace(last, value=(last.base + x.base) / unit, base=last.base + x.base,
+                              text=f"{last.text} {x.text}")
         else:
             out.append(x)
     return out

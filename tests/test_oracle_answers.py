@@ -61,6 +61,18 @@ def test_pounds_and_pence_are_one_sum():
     assert spelled.dim == "pound" and spelled.matches(quantities("£182.25")[0])
     assert quantities("It costs 5 dollars and 50 cents")[0].value == 5.5
     assert [x.dim for x in quantities("£5 for adults and 50p for children")] == ["pound", "penny"]
+    assert quantities("Eighteen pounds ninety.")[0].value == 18.9  # the pence said bare, at the end
+    assert [x.value for x in quantities("10 pounds 50 times")] == [10, 50]
+
+
+def test_hours_and_minutes_are_one_span():
+    (span,) = quantities("3 hours 2 minutes")
+    assert span.matches(quantities("182 minutes")[0]) and not span.matches(quantities("3 hours")[0])
+    assert quantities("2 hours and 15 minutes")[0].base == 8100
+    assert len(quantities("2 minutes 3 hours")) == 2  # a smaller unit first is two figures
+    # 'about' is close as said: 3 hours and 5 minutes, not 4 hours
+    assert quantities("about 3 hours")[0].matches(quantities("3 hours and 5 minutes")[0])
+    assert not quantities("about 3 hours")[0].matches(quantities("4 hours")[0])
 
 
 def test_a_number_before_until_or_till_counts_no_thing():

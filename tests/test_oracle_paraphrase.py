@@ -463,3 +463,17 @@ def test_a_price_without_what_it_buys_and_numbers_that_back_a_yes(oracle, questi
 ])
 def test_a_noun_said_by_its_definition(oracle, candidate, right):
     assert passes(oracle, "What is Mr Okafor's job?", "a postman", candidate) is right
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    # an hour said alone is on the hour; a date said without its year is that date, unless it says another year
+    ("When will the water be off?", "From 09:00 to 15:30.", "Nine in the morning till half past three.", True),
+    ("When will the water be off?", "From 09:00 to 15:30.", "Nine till half past four.", False),
+    ("When is the sale?", "Saturday 14 June 2025.", "The 14th of June, a Saturday.", True),
+    ("When is the sale?", "Saturday 14 June 2025.", "14 June 2024.", False),
+    # a clock reading of a span: '4:52' for '4 hours and 52 minutes'
+    ("How long did the ride take?", "4 hours and 52 minutes", "4:52", True),
+    ("How long did the ride take?", "4 hours and 52 minutes", "4:25", False),
+])
+def test_times_dates_and_spans_said_another_way(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right

@@ -323,12 +323,20 @@ class AnswerJudge:
         # a number the question itself says is no evidence ('first' in an answer to 'Who got there first?')
         asked = quantities(q.text) if q is not None else []
         said = [y for y in c.quantities if not any(y.matches(a) for a in asked)]
-        # ':00' adds nothing to an hour said without minutes ('22:00' is '10 pm')
+        # ':00' adds nothing to an hour said without minutes ('22:00' is '10 pm', '09:00 to 15:30' is 'nine till
+        # half past three')
         bare_hours = not any(y.dim == CLOCK[1] for y in said)
+        said += [replace(y, dim=CLOCK[1], value=0.0, base=None, meridiem=None) for y in said if y.dim == CLOCK[0]
+                 and not any(z.dim == CLOCK[1] and z.text == y.text for z in said)]
         ref_quantities = [x for x in r.quantities if not any(x.matches(a) for a in asked)
                           and not (bare_hours and x.dim == CLOCK[1] and x.value == 0)]
         if not ref_quantities:
             return None
+        # '4:52' read as a span where the reference gives one ('4 hours and 52 minutes', '18 minutes 40 seconds')
+        units = {round(x.base / x.value) for x in ref_quantities if x.dim == "s" and x.value} & {3600, 60}
+        said += [replace(h, dim="s", value=h.value + m.value / 60, base=(h.value + m.value / 60) * unit, meridiem=None)
+                 for h in said if h.dim == CLOCK[0] and re.fullmatch(r"\d{1,2}:\d\d", h.text)
+                 for m in said if m.dim == CLOCK[1] and m.text == h.text for unit in units]
         if not said:
             shown = _texts(ref_quantities) or "a number"
             return "missing", f"gives no number (the reference says {shown})"
@@ -360,7 +368,9 @@ class AnswerJudge:
                 if id(x) in stated and any(x.matches(y) and y.noun for y in said):
                     return "conflict", f"counts something else than the reference ({x.text})"
         # 'out of 8' in '6 of 8' says what the answer is counted against, not the answer
-        missing = [x for x in ref if x not in found and not (found and _out_of(x, r.text))]
+        missing = [x for x in ref if x not in found and not (found and _out_of(x, r.text))
+                   and not (_year_of_a_date(x, r.text) and any(_said_month(y, c.text) for y in found)
+                            and not any(_year_of_a_date(y, c.text) for y in said))]
         if q is not None and q.numeric and any(x.dim in MONEY for x in found) \
                 and all(x.dim not in MONEY for x in missing):
             missing = []  # the price asked for, said without what it buys: 'Five pounds.' for '£5 for six'
@@ -846,6 +856,22 @@ def _synonym_said(word: str, words: set[str]) -> bool:
         if any(word in {y.lower() for y in synonyms(x, pos, 1)} for x in words):
             return True
     return False
+
+
+MONTHS = "|".join(sorted(CLOSED_CLASSES["month"]))
+
+
+def _year_of_a_date(x, text: str) -> bool:
+    """A year that ends a date ('Tuesday 22 April 2025'): a date said without it is the same date."""
+    return x.dim is None and x.value == int(x.value) and 1900 <= x.value <= 2100 and bool(re.search(
+        rf"\b(?:{MONTHS})\w*,? {int(x.value)}\b", text.lower()))
+
+
+def _said_month(y, text: str) -> bool:
+    """A day of the month said with its month ('the 22nd of April', '22 April')."""
+    return y.dim is None and 1 <= y.value <= 31 and bool(re.search(
+        rf"\b{re.escape(y.text.split()[0])}\w*(?: of)? (?:{MONTHS})|(?:{MONTHS})\w* (?:the )?{re.escape(y.text)}\b",
+        text.lower()))
 
 
 def _defined_said(word: str, words: set[str]) -> bool:
