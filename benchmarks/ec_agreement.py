@@ -27,7 +27,9 @@ each; their annotator counts a he/she as needing nothing when the story has one 
 check). With the code of that session's start → its end: ec_dev7 0.795 → 0.815, ec_heldout7 0.797 → 0.804 (read once
 at the end), ec_heldout3 0.758 → 0.748, ec_heldout6 0.694 → 0.696, ec_heldout5 0.810 → 0.810. ec_dev8 (development)
 and ec_heldout8 (held out), 12 + 12 dialogues in 24 more genres, were written in a third session of 2026-11-27 the
-same way; with the code of that session's start: ec_dev8 0.799, ec_heldout8 0.821.
+same way; with the code of that session's start: ec_dev8 0.799, ec_heldout8 0.821. ec_dev9 and ec_heldout9 (12 + 12
+dialogues in 24 more genres) were written on 2026-11-28 the same way; first readings, the same with that session's
+starting code and with the code of the time: ec_dev9 0.815, ec_heldout9 0.787.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ DEFAULTS = {"ec_dev.json": "development", "ec_dev2.json": "development", "ec_dev
             "ec_holdout.json": "development", "ec_holdout2.json": "development", "ec_dev4.json": "development",
             "ec_dev5.json": "development", "ec_dev6.json": "development", "ec_heldout3.json": "held-out",
             "ec_heldout5.json": "held-out", "ec_heldout6.json": "held-out", "ec_dev7.json": "development",
-            "ec_heldout7.json": "held-out", "ec_dev8.json": "development", "ec_heldout8.json": "held-out"}
+            "ec_heldout7.json": "held-out", "ec_dev8.json": "development", "ec_heldout8.json": "held-out",
+            "ec_dev9.json": "development", "ec_heldout9.json": "held-out"}
 
 
 def annotations(path: Path) -> dict[str, dict[int, dict]]:
