@@ -148,6 +148,8 @@ _TOKEN = re.compile(r"\d{1,2}:\d{2}|\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:st|
 
 
 CLOCK = ("clock-hour", "clock-minute")
+# what a clock time names when said as 'the 9.14 …' (a decimal otherwise)
+DEPARTURES = {"from", "to", "service", "train", "bus", "coach", "ferry", "flight", "departure", "sailing", "boat"}
 PHONE = "phone"  # a telephone number: a label, matched digit for digit, no count or time
 
 
@@ -332,6 +334,12 @@ def quantities(text: str) -> list[Quantity]:
             out += [Quantity(float(m.group(1)), CLOCK[0], text=w, meridiem=words[i + 1]),  # '9.30 am'
                     Quantity(float(m.group(2)), CLOCK[1], text=w)]
             i += 2
+            continue
+        if m and int(m.group(1)) <= 23 and int(m.group(2)) < 60 and i > 0 and words[i - 1] in ("the", "at") \
+                and i + 1 < len(words) and words[i + 1] in DEPARTURES:
+            out += [Quantity(float(m.group(1)), CLOCK[0], text=w),  # 'the 9.14 from Scarrowby', 'the 7.30 train'
+                    Quantity(float(m.group(2)), CLOCK[1], text=w)]
+            i += 1
             continue
         phone = _phone_number(words, i)
         if phone:
@@ -807,6 +815,9 @@ def analyse(doc, text: str) -> Analysis:
             a.lead = "yes"
         elif w == "not" and nxt is not None and nxt.text.lower() in ("at", "really", "quite", "exactly"):
             a.lead = "no"
+    closing = re.search(r"[,;:—–-]\s*(?:so|and so|which means|meaning)\s+(yes|no)\W*$", text.lower())
+    if a.lead is None and closing:
+        a.lead = closing.group(1)  # the reasons first: 'He said this is his last year, so no.'
     # content words, weighted: the head of the answer phrase counts double
     roots = [t for t in tokens if t.dep_ == "ROOT"]
     root = roots[0] if roots else None
@@ -892,6 +903,9 @@ def analyse(doc, text: str) -> Analysis:
                 group.append(t.lower_)
                 clause_group = clause_group and t.i in in_clause
             continue
+        if group and t is not None and t.text == "-" and not t.nbor(-1).whitespace_ and t.i + 1 < len(doc) \
+                and not t.whitespace_ and doc[t.i + 1].text[:1].isupper():
+            continue  # one name: 'Pellegrini-Shaw', 'Delacourt-Ng'
         if group:
             a.entities.append(frozenset(group))
             if clause_group:
@@ -1067,6 +1081,8 @@ _WEEKDAY = "|".join(sorted(CLOSED_CLASSES["weekday"]))
 _UNIT = r"(minute|hour|day|night|week|fortnight|month|year)s?"
 _K_PER = re.compile(r"\b(once|twice|thrice|(\w+) times) (?:a|an|per|each|every) " + _UNIT + r"\b")
 _EVERY = re.compile(r"\bevery (?:(other|second|third|\w+) )?" + _UNIT + r"\b")
+# 'four an hour', 'six buses per hour' (not a price: '£20 a day')
+_N_PER = re.compile(r"(?<![£$€\d.,])\b([\w-]+) (?:([a-z]+) )?(?:a|an|per) " + _UNIT + r"\b")
 
 
 def rate(text: str) -> float | None:
@@ -1083,6 +1099,9 @@ def rate(text: str) -> float | None:
         return 1 / (n * _SECONDS[m.group(2)]) if n else None
     if re.search(rf"\bevery (?:{_WEEKDAY})\b", t):
         return 1 / _SECONDS["week"]
+    m = _N_PER.search(t)
+    if m and _count(m.group(1)) and m.group(2) not in UNITS:  # not a measure: '20 pounds a day', '24 hours a day'
+        return _count(m.group(1)) / _SECONDS[m.group(3)]
     m = re.search(r"\b(?:(once|twice|thrice) )?(" + "|".join(PERIOD_WORDS) + r")\b", t)
     if m:
         return MULTIPLES.get(m.group(1), 1) / _SECONDS[PERIOD_WORDS[m.group(2)]]

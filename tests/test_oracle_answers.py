@@ -27,7 +27,7 @@ def test_numbers_in_digits_and_words(text, expected):
 @pytest.mark.parametrize("text, hour_minute", [
     ("8:15 am", (8, 15)), ("half past eight", (8, 30)), ("quarter to midnight", (11, 45)),
     ("twenty to ten", (9, 40)), ("seventeen minutes past four", (4, 17)), ("at 11:45 p.m.", (11, 45)),
-    ("the ten-to-six train", (5, 50)),
+    ("the ten-to-six train", (5, 50)), ("the 9.14 from Leeds", (9, 14)), ("on the 7.30 train", (7, 30)),
 ])
 def test_clock_times(text, hour_minute):
     assert tuple(values(text)) == hour_minute
@@ -151,3 +151,17 @@ def test_general_statements_are_read_by_their_subjects(text, subjects):
     from mortar.nlp import load_nlp
 
     assert analyse(load_nlp().nlp(text), text).general == subjects
+
+
+def test_how_often_a_thing_happens():
+    from mortar.answers import rate
+
+    assert rate("Four an hour.") == rate("every 15 minutes") == rate("four buses an hour")
+    assert rate("twice weekly") == rate("two times a week")
+    # a measure or a price per period is no count of events
+    assert rate("twenty-four hours a day") is None and rate("£20 a day") is None and rate("20 pounds a day") is None
+
+
+def test_a_decimal_is_no_clock_time_without_a_departure():
+    assert [x.dim for x in quantities("It weighs 9.14 kg")] == ["g"]
+    assert quantities("at 7.30")[0].dim is None

@@ -477,3 +477,17 @@ def test_a_noun_said_by_its_definition(oracle, candidate, right):
 ])
 def test_times_dates_and_spans_said_another_way(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    # a double-barrelled surname is one name, and a first name alone names the person the reference opens with
+    ("Who led the survey?", "Zofia Pellegrini-Shaw of Kitteridge & Vale Lettings.", "Zofia.", True),
+    ("Who led the survey?", "Zofia Pellegrini-Shaw of Kitteridge & Vale Lettings.", "Kitteridge.", False),
+    ("Who should I ask?", "Saoirse Delacourt-Ng, the customer manager.", "Saoirse.", True),
+    ("Who should I ask?", "Saoirse Delacourt-Ng, the customer manager.", "Siobhan.", False),
+    # a yes or no given last, after the reasons
+    ("Will Emlyn stay on as secretary?", "No.", "He said this is his last year doing the job, so no.", True),
+    ("Will Emlyn stay on as secretary?", "No.", "He loves the job and wants to carry on, so yes.", False),
+])
+def test_double_barrelled_names_and_a_closing_yes_or_no(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right

@@ -235,7 +235,7 @@ class AnswerJudge:
                 return 0.8, "gives the reference's description of the entity, without the name"
             return meaning, (f"close in meaning to the reference (cosine {cosine:.2f})" if meaning >= 0.5
                              else entities[1])
-        if entities and entities[0] == "found" and (recall >= 0.3 or _the_one_named(q, r)):
+        if entities and entities[0] == "found" and (recall >= 0.3 or _the_one_named(q, r, c)):
             return max(0.85, recall, meaning), entities[1]  # also 'Lucia.' for 'Lucia Ferreira, the supervisor.'
         if recall >= meaning:
             score = recall
@@ -832,9 +832,18 @@ def _teller(story: str, text: str) -> set[str]:
             if normalize_word(m.group(2)) in own or normalize_word(m.group(1)) in heading}
 
 
-def _the_one_named(q, r) -> bool:
-    """Does 'who' ask for the one person the reference names (whatever else it says of them)?"""
-    return q is not None and q.wh in ("who", "whom") and len([e for e in r.entities if not e <= q.lemmas]) == 1
+def _the_one_named(q, r, c) -> bool:
+    """Does 'who' ask for the one person the reference names (whatever else it says of them), and the answer name
+    them?"""
+    if q is None or q.wh not in ("who", "whom"):
+        return False
+    named = [e for e in r.entities if not e <= q.lemmas]
+    if len(named) == 1:
+        return True
+    # the name the reference opens with, whatever follows it ('Zofia Pellegrini-Shaw of Kitteridge & Vale Lettings')
+    first = re.search(r"[a-z]+", r.text.lower())
+    return bool(named and first and first.group(0) in named[0] and c.entities
+                and all(e <= named[0] for e in c.entities))
 
 
 def _capital_of(ref: frozenset[str], ref_text: str, text: str) -> bool:
