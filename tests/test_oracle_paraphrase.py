@@ -491,3 +491,14 @@ def test_times_dates_and_spans_said_another_way(oracle, question, gold, candidat
 ])
 def test_double_barrelled_names_and_a_closing_yes_or_no(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    # two numbers offered, one of them the reference's, is a hedge; a range the reference gives is not
+    ("How old is the cox?", "14.", "Maybe 14 or 16, somewhere in her mid-teens.", False),
+    ("What time does the hall open?", "10:00.", "Probably about 9 or 10 in the morning.", False),
+    ("How old is the cox?", "14.", "She is 14.", True),
+    ("How long will it take?", "2 or 3 days", "Two or three days.", True),
+])
+def test_two_numbers_offered_hedge(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right

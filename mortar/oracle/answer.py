@@ -703,8 +703,17 @@ class AnswerJudge:
 
     @staticmethod
     def _hedge(q, r, c) -> str | None:
-        """Two answers offered, one of them the reference's ('Maybe cumin or turmeric.')."""
-        if len(c.alternatives) < 2 or "or" in r.lemmas or (q is not None and "or" in q.lemmas):
+        """Two answers offered, one of them the reference's ('Maybe cumin or turmeric.', 'Maybe 14 or 16.')."""
+        if "or" in r.lemmas or (q is not None and "or" in q.lemmas):
+            return None
+        m = re.search(r"(?<![\w:.])([\d:.]+|[a-z]+) or (?:about |around |maybe |perhaps )?([\d:.]+|[a-z]+)\b",
+                      c.text.lower())
+        pair = [quantities(m.group(k)) for k in (1, 2)] if m else []
+        if pair and all(len(x) == 1 for x in pair) and r.quantities:
+            hits = [any(x[0].matches(y) for y in r.quantities) for x in pair]
+            if any(hits) and not all(hits):
+                return f"hedges between answers ({m.group(1)} or {m.group(2)}); the reference gives one"
+        if len(c.alternatives) < 2:
             return None
         words = set(r.lemmas)
         hits = [any(_said(w, words) for w in alt) for alt in c.alternatives]
