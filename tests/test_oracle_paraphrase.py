@@ -502,3 +502,14 @@ def test_double_barrelled_names_and_a_closing_yes_or_no(oracle, question, gold, 
 ])
 def test_two_numbers_offered_hedge(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right
+
+
+@pytest.mark.parametrize("question, gold, candidate, right", [
+    # the same number said of someone else is wrong; a unit is no name
+    ("Why was the peal rung?", "To mark Ignatius Kittering's 80th birthday.", "For Bramwell Yeardley's 80th birthday.",
+     False),
+    ("Why was the peal rung?", "To mark Ignatius Kittering's 80th birthday.", "For Ignatius's 80th birthday.", True),
+    ("How should it be stored?", "below 25°C", "Under 25 degrees Celsius.", True),
+])
+def test_the_same_number_of_someone_else(oracle, question, gold, candidate, right):
+    assert passes(oracle, question, gold, candidate) is right

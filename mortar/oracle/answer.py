@@ -186,6 +186,11 @@ class AnswerJudge:
             if kind == "match":
                 if conflict:
                     return 0.15, conflict
+                named = self._entities(q, r, c)
+                # the same number of someone else's: "Bramwell's 80th birthday" (a unit is no name: '25 C', 'Celsius')
+                if named and named[0] == "missing" and not any(e <= set(UNITS) | {"c", "f"}
+                                                               for e in r.entities + c.entities):
+                    return 0.15, named[1]
                 return PASS, detail
             if kind == "partial" and not (q is not None and q.yes_no):
                 return 0.35, detail  # (to a yes/no question the numbers only back the answer)
