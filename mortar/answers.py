@@ -494,14 +494,14 @@ SMALL_CHANGE = {"pound": "penny", "dollar": "cent", "euro": "cent"}
 
 
 def _with_pence(found: list[Quantity], text: str) -> list[Quantity]:
-    """'eighty-two pounds and twenty-five pence' is one sum, £82.25."""
+    """'eighty-two pounds and twenty-five pence' is one sum, £82.25; so is 'eighteen pounds ninety'."""
     out: list[Quantity] = []
     for x in found:
         last = out[-1] if out and out[-1].value == int(out[-1].value) else None  # not twice: '£3.20 and 4p'
-        pence = x.dim is not None and SMALL_CHANGE.get(last.dim) == x.dim if last is not None else False
+        pence = last is not None and x.dim is not None and SMALL_CHANGE.get(last.dim) == x.dim
         spoken = last is not None and last.dim in SMALL_CHANGE and x.dim is None and x.noun is None \
             and x.value == int(x.value)  # 'eighteen pounds ninety'
-        if last is not None and (pence or spoken) and x.value < 100 \
+        if (pence or spoken) and x.value < 100 \
                 and re.search(rf"(?<!\S){re.escape(last.text)} (?:, )?(?:and )?{re.escape(x.text)}"
                               + (r"\s*(?:[.,;:!?)]|$)" if spoken else ""), text):
             out[-1] = replace(last, value=last.value + x.value / 100, base=last.base + x.value / 100,
