@@ -477,12 +477,8 @@ class _SeedExtraction:
             c.dep_ in ("relcl", "acl", "prep") or c.lower_ in ("no", "every", "any", "some") for c in tok.children)
         if low in ("one", "ones") and (any(c.lower_ in ONE_AFTER for c in tok.children) or described):
             return "one"  # 'the next one', 'the main ones' (not 'the one who found it')
-        if tok.pos_ == "ADJ" and any(c.lower_ == "the" for c in tok.children) \
-                and (tok.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj") or (tok.dep_ == "attr" and not any(
-                    c.dep_ in ("nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN") or _asked(c) and c.pos_ == "NOUN"
-                    for c in tok.head.subtree))) \
-                and (tok.tag_ == "JJS" or low in ONE_AFTER or any(c.lower_ in ("most", "least") for c in tok.children)):
-            return "one"  # a superlative with no noun: 'When was the most recent?', 'Where is the nearest?'
+        if _bare_superlative(tok):
+            return "one"  # 'When was the most recent?', 'Where is the nearest?'
         if low == "it" and tok.dep_ == "nsubj" and tok.head.lemma_ in ("take", "cost") and any(
                 c.dep_ in ("dobj", "dative") and not _asked(c) for c in tok.head.children) and any(
                 c.dep_ in ("xcomp", "advcl") and any(a.lower_ == "to" for a in c.children) for c in tok.head.children):
@@ -714,6 +710,21 @@ def _coordination(rules, doc: Doc) -> None:
         for sibling in siblings:
             if sibling.i != tok.i and tok._.coref_chains.temp_governing_sibling is None:
                 sibling._.coref_chains.temp_governing_sibling = tok
+
+
+def _bare_superlative(tok: Token) -> bool:
+    """'the most recent', 'the nearest', 'the last' standing for a noun: as a subject or an object, or as what a
+    question asks is so where it names no noun of its own ('Which was the oldest?', not 'Which grape is the
+    oldest?')."""
+    if tok.pos_ != "ADJ" or not any(c.lower_ == "the" for c in tok.children):
+        return False
+    if not (tok.tag_ == "JJS" or tok.lower_ in ONE_AFTER or any(c.lower_ in ("most", "least") for c in tok.children)):
+        return False
+    if tok.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj"):
+        return True
+    return tok.dep_ == "attr" and not any(
+        (c.dep_ in ("nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN")) or (_asked(c) and c.pos_ == "NOUN")
+        for c in tok.head.subtree)
 
 
 def _asked(token: Token) -> bool:
