@@ -96,6 +96,14 @@ results, lock-keeper's diary, apprenticeship offer, falconry programme, stamp au
 assessment, regatta report, wassail invitation, blood-donation letter, night-bus ghost story), with harder
 paraphrases and story links than before. First readings, the same with that session's starting code and with the
 code of the time: bug precision / recall dev9 0.837 / 0.901, heldout9 0.815 / 0.918.
+Written on 2026-11-28 (ninth session) by two helpers who never read the code, from one labelling guide (the second
+told to vary its styles: terse and chatty, British and American, the story's words and heavy paraphrase):
+agreement_pairs_dev13 (swimming-gala results, parish obituary, MOT report, app release note, harbour notice with tide
+table, podcast transcript, pen-pal letter, school-trip consent form, museum audio guide, community-fridge rota) and
+the held-out agreement_pairs_heldout12 (insurance decision letter, recipe blog, mountain-rescue log, choir programme,
+lost-property log, city fable of a fox and a crow, piano tuner's invoice, planning objection, bowls-club AGM report,
+zoo keeper's diary). First readings with that session's starting code: "they differ" precision / recall dev13
+0.743 / 0.848, heldout12 0.659 / 0.929.
 """
 
 from __future__ import annotations
@@ -126,7 +134,7 @@ AGREEMENT_FILES = [DATA / f"agreement_pairs_{name}.jsonl" for name in ("dev", "h
                                                                         "independent", "heldout5", "heldout6",
                                                                         "dev8", "heldout7", "dev9", "heldout8",
                                                                         "dev10", "heldout9", "dev11", "heldout10",
-                                                                        "dev12", "heldout11")]
+                                                                        "dev12", "heldout11", "dev13", "heldout12")]
 KINDS = ("gold", "wordy", "paraphrase", "wrong_entity", "long_wrong", "unknown")
 
 
