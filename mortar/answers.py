@@ -792,6 +792,9 @@ class Analysis:
     # the subjects of its general statements, when it makes nothing else ('Gravel paths can get slippery in the
     # rain.', 'Great question! Conservators do careful work.'): talk about things in general, none of the story
     general: set[str] = field(default_factory=set)
+    # per sentence, its subject when the sentence says what a common noun does or is and gives it no name ('The ward
+    # sister is in charge of the ward.'); None for a sentence that names someone or is about something else
+    unnamed_subjects: list[str | None] = field(default_factory=list)
 
 
 def analyse(doc, text: str) -> Analysis:
@@ -925,6 +928,7 @@ def analyse(doc, text: str) -> Analysis:
         a.entities = [name] if name else []
     a.conjuncts, a.alternatives = _coordination(tokens, ("and", ",")), _coordination(tokens, ("or",))
     a.general = _general_subjects(doc)
+    a.unnamed_subjects = [_unnamed_subject(sent) for sent in doc.sents if any(t.is_alpha for t in sent)]
     for w in a.lemmas + [normalize_word(x) for x in re.findall(r"[a-z]+", text.lower())]:
         w = _MONTH_ABBR.get(w, w)
         c = _TERM_CLASS.get(w)
@@ -962,6 +966,27 @@ def _general_subjects(doc) -> set[str]:
             return set()
         subjects.add(_lemma(subject))
     return subjects
+
+
+NAMING_DEPS = ("attr", "oprd", "acomp", "prep", "agent")  # where a sentence about a role gives the name of its holder
+
+
+def _unnamed_subject(sent) -> str | None:
+    """The lemma of the sentence's subject, a common noun, when nothing beside it or after the verb is a name: 'The
+    social secretary organises the events.' → 'secretary'; not 'The secretary is Maud Abara.', 'The movers are from
+    a firm called Swiftline.', 'The tech editor, Jo, …'."""
+    root = sent.root
+    verbless = root.pos_ == "NOUN" and not any(t.pos_ in ("VERB", "AUX") for t in sent)  # 'The volunteer coordinator.'
+    subject = root if verbless else next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is None or subject.pos_ != "NOUN" or subject.ent_type_:
+        return None
+    beside = list(subject.children) if verbless else \
+        [c for c in subject.children if c.dep_ in ("appos", "compound", "acl", "relcl")]
+    after = [c for c in root.children if c.dep_ in NAMING_DEPS] + beside
+    if any((t.pos_ == "PROPN" and t.ent_type_ not in ("DATE", "TIME")) or t.ent_type_ in ("PERSON", "ORG")
+           for c in after for t in c.subtree):  # 'on Fridays' names nobody
+        return None
+    return _lemma(subject)
 
 
 PLACE_PREPOSITIONS = {"in", "at", "near", "from", "into", "across", "around", "outside", "inside", "towards", "toward"}
@@ -1035,6 +1060,9 @@ class QuestionInfo:
     verbs: set[str]  # the question's verbs (lemmas), for echo answers ("He did.") and "unopened"
     negated: set[str]
     past: bool  # asks about what happened ('What did the path turn into?', 'Who was there?')
+    # the role whose holder the question asks to be named: 'sister' in 'Who is the ward sister on Ward 7?', 'agency'
+    # in 'What is the name of the letting agency?'
+    role: str | None = None
 
 
 def analyse_question(doc, text: str) -> QuestionInfo:
@@ -1053,7 +1081,26 @@ def analyse_question(doc, text: str) -> QuestionInfo:
     negated = {_lemma(t.head) for t in doc if t.dep_ == "neg"}
     numeric = bool(NUMERIC_QUESTION.search(text.lower()))
     past = any(t.tag_ == "VBD" for t in tokens)
-    return QuestionInfo(text, content, lemmas, wh, yes_no, numeric, verbs, negated, past)
+    return QuestionInfo(text, content, lemmas, wh, yes_no, numeric, verbs, negated, past, _role_asked(doc))
+
+
+def _role_asked(doc) -> str | None:
+    """'Who is the ward sister?', "Who was Ada's landlord?", 'What is the name of the agency?' ask who holds a role
+    (a common noun); not 'Who is Pemberton?', nor 'Who is the memorial for?' (another verb or a preposition)."""
+    text = doc.text.lower()
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None:
+        return None
+    if re.match(r"\W*who (?:is|was|'s)\b", text) and _lemma(root) == "be" \
+            and not any(t.pos_ in ("VERB", "ADP") and t.dep_ != "prep" or t.dep_ == "prep" and not list(t.children)
+                        for t in doc):
+        role = next((c for c in root.children if c.dep_ in ("nsubj", "attr") and c.lower_ != "who"), None)
+    elif re.match(r"\W*what (?:is|was|'s) the name of\b", text):
+        of = next(t for t in doc if t.lower_ == "of")
+        role = next((c for c in of.children if c.dep_ == "pobj"), None)
+    else:
+        return None
+    return _lemma(role) if role is not None and role.pos_ == "NOUN" else None
 
 
 SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "or", "ors", "ian", "ians", "an", "ans", "ese", "ish", "al",

@@ -323,6 +323,26 @@ def outcome(oracle, question, a, b):
     # to 'which month', only a month answers
     ("In which month was the hall opened?", "I can't say.", "In the year the war ended.", NO_ANSWER),
     ("In which month was the hall opened?", "I can't say.", "In May, after the war.", DIFFER),
+    # to who holds a role, a sentence about the role that names nobody does not answer
+    ("Who is the club's treasurer?", "I can't say.", "The treasurer keeps the accounts and rings Omar on Fridays.",
+     NO_ANSWER),
+    ("Who is the club's treasurer?", "The treasurer looks after the money.", "The treasurer is Lena Vogt.", DIFFER),
+    ("Who is the club's treasurer?", "The treasurer looks after the money.", "Lena Vogt, the treasurer.", DIFFER),
+    # to a question that names the kind of amount, an amount of another kind does not answer
+    ("What temperature was the hall?", "Humidity of 45 to 55 per cent.", "It was open for 3 hours.", NO_ANSWER),
+    ("What temperature was the hall?", "Humidity of 45 to 55 per cent.", "Between 18 and 21 degrees.", DIFFER),
+    # the question's opening, cut off, copies it
+    ("If the hall floods, where should members park?", "If the hall floods, where should members", "I can't say.",
+     NO_ANSWER),
+    # a reason that only says the question again
+    ("Why was the last match stopped?", "It was stopped because they needed to stop the match.",
+     "The last match was on Thursday.", NO_ANSWER),
+    ("Why was the last match stopped?", "It was stopped because they needed to stop the match.", "The hall flooded.",
+     DIFFER),
+    # talk of things in general that the story does not tell, beside a non-answer
+    ("What does the carpenter repair?", "Carpenters often work with oak and pine.",
+     "Carpenters usually charge by the hour.", NO_ANSWER),
+    ("What does the carpenter repair?", "Carpenters often work with oak and pine.", "He repairs the roof.", DIFFER),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected

@@ -170,6 +170,13 @@ class AgreementJudge:
             return f"says what the story does not ({', '.join(missing)})"
         return None
 
+    def _general_talk(self, q, r, story: str | None) -> str | None:
+        """A statement about things in general that the story does not make ('Signals are important at sea.',
+        'Volunteers are very flexible.'): talk, not an answer, even where the question names the same things."""
+        if story and r.general and _asks(q) and not q.yes_no and self._untold(q, r, story):
+            return "speaks in general of what the story does not tell"
+        return None
+
     def _not_told_alike(self, texts) -> dict[str, str]:
         """Short answers close in meaning to a way of saying 'the story does not tell' ('No idea, sorry.',
         'Can't say.'), which no pattern lists."""
@@ -183,8 +190,8 @@ class AgreementJudge:
     def _by_rules(self, question, a, b, degenerate: dict, story: str | None = None) -> Agreement | None:
         q = self.judge._questions.get(question) if question else None
         ra, rb = self.judge._texts[a], self.judge._texts[b]
-        why_a = degenerate.get(a) or non_answer(q, ra, self.judge._polarity)
-        why_b = degenerate.get(b) or non_answer(q, rb, self.judge._polarity)
+        why_a = degenerate.get(a) or non_answer(q, ra, self.judge._polarity) or self._general_talk(q, ra, story)
+        why_b = degenerate.get(b) or non_answer(q, rb, self.judge._polarity) or self._general_talk(q, rb, story)
         if why_a and why_b:
             return Agreement(SURE_FAIL, True, _neither("neither answers", why_a, why_b))
         if why_a or why_b:
@@ -282,6 +289,8 @@ TERM_ASKED = re.compile(r"\b(?:what|which) (colou?rs?|month|season)\b")
 UNTOLD_SHARE = 0.2  # of an answer's new words: more of them not in the story, and it is talk, not an answer
 LIST_ITEM_WORDS = 7  # words: an item of a list said plainly is no longer
 SHORT_COUNT = 3  # words: a 'one' in a reply this short is a count
+WANTING = {"want", "wanted", "wants", "need", "needed", "needs", "like", "liked", "likes", "decided", "chose"}
+COPIED_WORDS = 4  # words: the question's opening this long, said alone, copies it
 PLAIN_ANSWER = 6  # words: a reply this short, and no order, is an answer in itself
 
 
@@ -663,7 +672,7 @@ def non_answer(q, r, polarity=None) -> str | None:
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if re.search(r"\w", s)]
     if sentences and all(s.rstrip().endswith("?") for s in sentences):
         return "asks a question back"
-    if q is not None and normalize_text(text) == normalize_text(q.text):
+    if q is not None and _copies(normalize_text(text), normalize_text(q.text)):
         return "copies the question"
     said = [s for s in sentences if not FILLER.fullmatch(s.lower())]  # 'Hmm, let me think.' says nothing
     if said and all(TAUTOLOGY.search(s) or (RESTATED.search(s) and not re.search(r"\d", s)) for s in said):
@@ -699,6 +708,9 @@ def non_answer(q, r, polarity=None) -> str | None:
                    and not _ordinal(x.text.split()[0])]
     if q is not None:  # 'He hit a 180 in the first leg.' to 'How long has he played?'
         figures = [x for x in figures if _fits_the_span(q, x, text)]
+        if figures and not _of_the_kind_asked(q, figures):
+            return "gives an amount of another kind"  # 'Relative humidity of 45 to 55 per cent.' to 'What temperature?'
+
     if q is not None and not figures and not (QUANTIFIER.search(plain) and q.wh != "when"):
         # a count with no number ('They bake bread for cafés all over the county.' to 'How many cafés …?'); a time
         # or an amount with no number and no time: 'It took a while.', 'The talk is about her life.'; the question's
@@ -719,6 +731,9 @@ def non_answer(q, r, polarity=None) -> str | None:
     if q is not None and q.wh in ("who", "whom", "whose") and not _names_someone(r, q) and not EVERYONE.search(plain) \
             and not any(_an_agent(n) for n in r.nouns - about if not any(same_word(n, x) for x in q.lemmas)):
         return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
+    if q is not None and q.role and r.unnamed_subjects \
+            and all(s is not None and same_word(s, q.role) for s in r.unnamed_subjects):
+        return f"tells of the {q.role} without naming who it is"  # 'The social secretary organises the events.'
     if q is not None and NAME_ASKED.search(q.text.lower()) and not _names_someone(r, q):
         return "gives no name"  # 'The driver asks you to leave empty boxes out.' to "What is the driver's name?"
     if q is not None and q.wh == "where" and not r.entities \
@@ -728,6 +743,8 @@ def non_answer(q, r, polarity=None) -> str | None:
     if q is not None and q.wh == "why" and not _gives_a_reason(plain) \
             and any(same_word(v, x) for v in q.verbs - {"be", "have", "do"} for x in r.lemmas):
         return "gives no reason"  # 'Gate receipts are down on last season.' to 'Why are gate receipts down?'
+    if q is not None and q.wh == "why" and _circular(q, plain):
+        return "gives the question back as its reason"  # 'She started early because she wanted to start early.'
     if q is not None and q.wh and q.wh not in ("why", "how") and r.general \
             and (q.past or not any(same_word(w, x) for w in r.general for x in q.lemmas)):
         # 'Gravel paths can get slippery in the rain.' to 'What did the gravel path turn into?'; not 'Swans eat
@@ -741,10 +758,34 @@ def non_answer(q, r, polarity=None) -> str | None:
     return None
 
 
+def _copies(said: str, question: str) -> bool:
+    """The question, or its opening cut off where a small model stopped ('If you can't find cover, how far ahead must
+    you'); a few of its words alone are no copy ('The leader.')."""
+    return said == question or (len(said.split()) >= COPIED_WORDS and f"{question} ".startswith(f"{said} "))
+
+
+def _circular(q, text: str) -> bool:
+    """Does a (lower-case) answer's 'because' clause say only what the question says ('Because they need a waterproof
+    coat.' to 'Why should children bring a waterproof coat?')?"""
+    because = re.search(r"\bbecause\b(.*)", text)
+    words = [w for w in _WORD.findall(because.group(1)) if w not in stop_words()] if because else []
+    return bool(words) and all(any(same_word(w, x) for x in q.lemmas) or w in WANTING for w in words)
+
+
 def _gives_a_reason(text: str) -> bool:
     """Does a (lower-case) answer give a cause or a purpose? 'after' or 'from' before a time or a date says when, not
     why ('It happened some time after 1791.')."""
     return bool(REASON.search(WHEN_PHRASE.sub(" ", text)))
+
+
+def _of_the_kind_asked(q, figures: list) -> bool:
+    """To 'What temperature …?', 'How heavy …?', 'How much did it cost?' or 'How old …?', quantities only in other
+    units say nothing ('Relative humidity of 45 to 55 per cent.', 'It takes three hours.'); a bare number beside
+    them is read in their unit ('45 to 55 per cent'), a bare number alone or a counted noun may be of the kind."""
+    asked = next((dims for pattern, dims in MEASURE_ASKED if pattern.search(q.text.lower())), None)
+    if asked is None or any(x.dim in asked or x.noun for x in figures):  # a counted noun may be a unit: 'NOK 650'
+        return True
+    return not any(x.dim for x in figures)
 
 
 def _fits_the_span(q, x, text: str) -> bool:
@@ -866,6 +907,14 @@ ROUGH_TIME = re.compile(r"\W*(?:late|early|sometime|some time)\s+(?:in|on|at|dur
                         r"(?:morning|afternoon|evening|night|spring|summer|autumn|winter|weekend|year)\W*")
 HOW_LONG = re.compile(r"\bhow long\b")
 SPAN_ASKED = re.compile(r"\bhow (long|far)\b")
+MEASURE_ASKED = [  # a question that names the kind of amount it asks for, and the units of that kind
+    (re.compile(r"\b(?:what (?:\w+ )?temperatures?|how (?:hot|cold|warm))\b"), {"degree"}),
+    (re.compile(r"\bhow heavy\b|\bhow much (?:\w+ ){1,4}weigh|\bwhat (?:\w+ )?weight\b"), {"g"}),
+    (re.compile(r"\bhow much (?:\w+ ){1,5}(?:cost|charge|pay|spend)|\bhow much money\b"
+                r"|\bwhat (?:is|was|are|were|will be) the (?:\w+ )?(?:price|fee|fare|cost|charge)s?\b"),
+     {*MONEY, "cent", "penny"}),
+    (re.compile(r"\bhow old\b|\bwhat age\b"), {"year", "s"}),
+]
 SPAN_ASKED_DIMS = {"long": {"s", "year", "m"}, "far": {"m", "s", "year"}}  # a walk of two hours says how far too
 PHONE_ASKED = re.compile(r"\b(?:number|phone|telephone|ring|call|dial|text|contact)\b")
 # what answers 'how long' without a number: a span in words, or up to / since an event ('until the library closed')
