@@ -87,6 +87,7 @@ UNITS = {  # surface form → (canonical unit, factor to the dimension's base un
     **{w: ("m", 1609.344) for w in ("mile", "miles", "mi")},
     **{w: ("m", 0.3048) for w in ("foot", "feet", "ft")},
     **{w: ("m", 0.9144) for w in ("yard", "yards")},
+    **{w: ("m", 0.0254) for w in ("inch", "inches")},
     **{w: ("g", 1.0) for w in ("g", "gram", "grams", "gramme", "grammes")},
     **{w: ("g", 1000.0) for w in ("kg", "kgs", "kilogram", "kilograms", "kilo", "kilos")},
     **{w: ("g", 1e6) for w in ("tonne", "tonnes", "ton", "tons")},
@@ -121,7 +122,7 @@ AFTER_HALF_SIX = {",", ".", ";", ":", "!", "?", "-", "(", "in", "on", "at", "ton
                   "and", "or", "then", "sharp", "that", "this", "every", "each", "to", "until", "till"}
 AND_A_PART = {"half": 0.5, "quarter": 0.25, "quarters": 0.25, "third": 1 / 3}  # 'two and a quarter metres'
 MONEY_SCALES = {"k": 1e3, "m": 1e6, "mn": 1e6, "bn": 1e9}
-SPAN_UNITS = {"minute", "hour", "day", "week", "fortnight", "month", "year", "decade"}  # 'a' counts one
+SPAN_UNITS = {"minute", "hour", "day", "week", "fortnight", "month", "year", "decade", "inch", "mile"}  # 'a' counts one
 
 ONES = {"zero": 0, "nought": 0, "nil": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
         "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
@@ -225,6 +226,9 @@ def _words(text: str) -> list[str]:
     text = re.sub(r"(\d)\s*°\s*c\b", r"\1 °c", text)
     text = re.sub(r"(\d)(km|kg|cm|mm|m|g|s|h|hrs?|mins?|secs?|kms|kgs|lbs?|am|pm)\b", r"\1 \2", text)
     text = text.replace("a.m.", "am").replace("p.m.", "pm")
+    # a race time: '1:18.45' is minutes, seconds and hundredths (a clock has no hundredths)
+    text = re.sub(r"\b(\d{1,2}):(\d{2}\.\d{1,2})\b", lambda m: f"{int(m.group(1)) * 60 + float(m.group(2)):g} seconds",
+                  text)
     text = re.sub(r"\bmiles? (?:per|to the|to a|a|an) gallon\b", "mpg", text)  # '58 miles to the gallon'
     text = re.sub(r"\b([a-z]+)-(to|past)-([a-z]+)\b", r"\1 \2 \3", text)  # 'the ten-to-six train'
     text = re.sub(r"(\d)k\b", r"\1 thousand", text)  # '5k'

@@ -323,6 +323,13 @@ def outcome(oracle, question, a, b):
     # to 'which month', only a month answers
     ("In which month was the hall opened?", "I can't say.", "In the year the war ended.", NO_ANSWER),
     ("In which month was the hall opened?", "I can't say.", "In May, after the war.", DIFFER),
+    # a race time in minutes, seconds and hundredths; inches
+    ("What was Omar's fastest time?", "1:18.45", "78.45 seconds.", AGREE),
+    ("What was Omar's fastest time?", "1:18.45", "1:19.45", DIFFER),
+    ("How fast does the hedge grow?", "Up to an inch a week.", "About two and a half centimetres a week.", AGREE),
+    # to 'Is it X?', another term of X's class says no
+    ("Is the trophy gold?", "No.", "It is silver.", AGREE),
+    ("Is the trophy gold?", "Yes.", "It is silver.", DIFFER),
     # to who holds a role, a sentence about the role that names nobody does not answer
     ("Who is the club's treasurer?", "I can't say.", "The treasurer keeps the accounts and rings Omar on Fridays.",
      NO_ANSWER),

@@ -271,6 +271,8 @@ class AnswerJudge:
         if re.match(r"\W*(?:(?:there(?:'s| is| are| was| were) )?no|none|nothing|nobody|no[- ]one|never|neither)\b",
                     c.text.replace("’", "'"), re.IGNORECASE):
             return "no"  # also 'There's no signal past the bridge.'
+        if q is not None and _another_term(q, c):
+            return "no"  # 'It's spring there.' to 'Is it autumn where she lives?'
         if ECHO_YES.match(c.text.lower()):
             return "yes"  # 'He will, after the meeting.', 'She did — two bowls.'
         if q is not None and re.search(r"\b(?:cost|charge|pay)\b", q.text.lower()) and _costs_nothing(c):
@@ -970,6 +972,16 @@ REFUSING = frozenset({"decline", "refuse", "reject", "deny", "fail", "forget", "
 # "doesn't cost anything", 'will not cost a penny': a price of nothing said with a negation
 NO_COST = re.compile(r"\b(?:doesn't|does not|don't|do not|won't|will not|didn't|did not) cost (?:\w+ )?"
                      r"(?:anything|a penny|a thing|a cent)\b")
+
+
+def _another_term(q, c) -> bool:
+    """To 'Is the door red?', 'Is it autumn there?', an answer that names only other terms of that closed class ('It
+    is painted blue.', "It's spring there.")."""
+    for kind, terms in c.closed.items():
+        asked = q.lemmas & CLOSED_CLASSES[kind]
+        if asked and not asked & terms:
+            return True
+    return False
 
 
 def _names_another(q, c) -> bool:
