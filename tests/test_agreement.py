@@ -382,6 +382,14 @@ def test_a_description_the_story_gives_the_named_person_agrees_with_the_name(ora
     assert outcome("Ben Cole.", "The senior stylist.") == DIFFER
 
 
+def test_a_title_in_capitals_the_story_gives_the_named_person_agrees_with_the_name(oracle):
+    def outcome(question, a, b):
+        return oracle.compare(question, a, b, STORY).outcome(oracle.threshold)
+
+    assert outcome("Who said they had raised 240 euros?", "Lena Vogt.", "The Club Treasurer.") == AGREE
+    assert outcome("Who said they had raised 240 euros?", "Omar Haddad.", "The Club Treasurer.") == DIFFER
+
+
 def test_a_loop_is_read_once_and_a_repeated_word_gives_nothing(oracle):
     loop = "Omar won the trophy. He won the trophy. He won the trophy. He won the trophy. He won the"
     assert without_loop(loop) == ("Omar won the trophy.", None)

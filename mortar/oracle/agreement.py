@@ -256,7 +256,15 @@ class AgreementJudge:
             if partial:
                 return Agreement(FAIL, False, f"one gives only part of the other's list (not {partial})")
         if q is not None and q.wh in NAME_QUESTIONS or min(ra.n_tokens, rb.n_tokens) <= SHORT:
-            return _names(q, ra, rb)
+            named = _names(q, ra, rb)
+            if story and named is not None and named.score < PASS and q.wh in ("who", "whom", "whose"):
+                # 'The Brigade Commander.' and 'Anja Feldmann' where the story says 'Brigade Commander Anja Feldmann':
+                # a title the story gives the other's person
+                for r, title in ((ra, rb), (rb, ra)):
+                    link = _titled(title) and self.judge._story_link(story, q, r, title)
+                    if link:
+                        return Agreement(PASS, False, link)
+            return named
         return None
 
 
@@ -491,6 +499,11 @@ def _names(q, ra, rb) -> Agreement | None:
         if shared:
             return Agreement(PASS, False, f"both name {' '.join(sorted(shared))}")
     return Agreement(FAIL, False, f"names {' '.join(sorted(na[0]))}, the other {' '.join(sorted(nb[0]))}")
+
+
+def _titled(r) -> bool:
+    """Does the answer name a role with capitals, not a person ('The Brigade Commander.', 'The Head of Year')?"""
+    return bool(r.entities) and all(any(names_an_agent(w) for w in e) for e in r.entities)
 
 
 def _places_apart(q, ra, rb) -> str | None:

@@ -559,7 +559,8 @@ class AnswerJudge:
         name_words = set().union(*names)
         about = [lemmas for lemmas, _, _ in self._story_sentences(story) if any(e & lemmas for e in names)]
         told = set().union(*about) if about else set()
-        persons = {w for *_, p in self._story_persons(story) for w in p}
+        # a person's name is short: not 'Kirchberg Volunteer Fire Brigade Duty Roster', a heading read as one
+        persons = {w for *_, p in self._story_persons(story) if len(p) <= NAME_WORDS for w in p}
         # the answer may name what the story says beside the entity ('the Comets captain'), but no other person
         if any(not (e <= name_words) and not countries(" ".join(e)) and (e & persons or not e <= told)
                for e in c.entities):
@@ -972,6 +973,9 @@ REFUSING = frozenset({"decline", "refuse", "reject", "deny", "fail", "forget", "
 # "doesn't cost anything", 'will not cost a penny': a price of nothing said with a negation
 NO_COST = re.compile(r"\b(?:doesn't|does not|don't|do not|won't|will not|didn't|did not) cost (?:\w+ )?"
                      r"(?:anything|a penny|a thing|a cent)\b")
+
+
+NAME_WORDS = 4  # words: a person's name is no longer ('Mary Ann de Souza')
 
 
 def _another_term(q, c) -> bool:
