@@ -323,6 +323,9 @@ def outcome(oracle, question, a, b):
     # to 'which month', only a month answers
     ("In which month was the hall opened?", "I can't say.", "In the year the war ended.", NO_ANSWER),
     ("In which month was the hall opened?", "I can't say.", "In May, after the war.", DIFFER),
+    # a difference the judge does not show (no other number, name, yes or no; the meaning only half alike) is none
+    ("Why was the last match stopped?", "The hall flooded.", "Water came into the building.", AGREE),
+    ("Why was the last match stopped?", "The hall flooded.", "The players went home early.", DIFFER),
     # a race time in minutes, seconds and hundredths; inches
     ("What was Omar's fastest time?", "1:18.45", "78.45 seconds.", AGREE),
     ("What was Omar's fastest time?", "1:18.45", "1:19.45", DIFFER),

@@ -61,11 +61,11 @@ def test_answer_oracle_flags_bugs_on_the_development_pairs_at_least_as_well_as_r
     assert recall >= ORACLE_DEV_BUG_RECALL - SLACK, f"answer oracle bug recall fell to {recall:.3f}"
 
 
-# two-answer agreement against the development pairs written in other genres (agreement_pairs_dev5 to _dev12, every
+# two-answer agreement against the development pairs written in other genres (agreement_pairs_dev5 to _dev13, every
 # 2nd pair): precision and recall of "they differ" as `benchmarks/oracle_accuracy.py` counts them
-AGREEMENT_DEV_FILES = ("dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11", "dev12")
-AGREEMENT_DEV_DIFFER_PRECISION = 0.896  # with the harder dev8 to dev12 (non-answers dressed as answers) in the set
-AGREEMENT_DEV_DIFFER_RECALL = 0.936
+AGREEMENT_DEV_FILES = ("dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11", "dev12", "dev13")
+AGREEMENT_DEV_DIFFER_PRECISION = 0.914  # with the harder dev8 to dev13 (non-answers dressed as answers) in the set
+AGREEMENT_DEV_DIFFER_RECALL = 0.909  # a difference the judge does not show is not reported (since 2026-11-28)
 
 
 def test_two_answer_agreement_finds_differences_on_the_development_pairs_at_least_as_well_as_recorded():

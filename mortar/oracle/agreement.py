@@ -145,6 +145,10 @@ class AgreementJudge:
         for k, i in enumerate(undecided):
             (s1, r1), (s2, r2) = judged[2 * k], judged[2 * k + 1]
             score, reason = (s1, r1) if s1 >= s2 else (s2, r2)
+            if IN_DOUBT[0] <= score < IN_DOUBT[1]:
+                # read as a reference, one answer is neither clearly the other's nor clearly apart from it (no other
+                # number, name, yes or no): a difference that is not shown is not reported
+                score, reason = IN_DOUBT[1], f"not shown to differ ({reason})"
             if results[i] is None:
                 results[i] = Agreement(score, False, reason)
             else:  # keep how alike the two non-answers look, for the record; the outcome is "no answer"
@@ -294,6 +298,7 @@ BECAUSE = re.compile(r"\W*(?:(?:it's|it is|it was|that's|that is|probably|maybe|
 ONE_OF = re.compile(r"\W*(?:(?:it|he|she|they)(?:'s| is| was| are| were|'re) )?(?:just |probably |maybe |perhaps )?"
                     r"(?:one|some|any|someone|somebody|anyone|a member|members|a few) (?:of|from)\b")
 TERM_ASKED = re.compile(r"\b(?:what|which) (colou?rs?|month|season)\b")
+IN_DOUBT = (0.2, 0.5)  # judged scores between a shown difference and agreement: read as agreeing
 UNTOLD_SHARE = 0.2  # of an answer's new words: more of them not in the story, and it is talk, not an answer
 LIST_ITEM_WORDS = 7  # words: an item of a list said plainly is no longer
 SHORT_COUNT = 3  # words: a 'one' in a reply this short is a count
