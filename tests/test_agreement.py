@@ -326,6 +326,8 @@ def outcome(oracle, question, a, b):
     # a difference the judge does not show (no other number, name, yes or no; the meaning only half alike) is none
     ("Why was the last match stopped?", "The hall flooded.", "Water came into the building.", AGREE),
     ("Why was the last match stopped?", "The hall flooded.", "The players went home early.", DIFFER),
+    # numbers joined by 'and' are no list of items the other leaves out
+    ("Where do members park?", "Behind the hall.", "A car park behind the hall, between 9 and 11.", AGREE),
     # a race time in minutes, seconds and hundredths; inches
     ("What was Omar's fastest time?", "1:18.45", "78.45 seconds.", AGREE),
     ("What was Omar's fastest time?", "1:18.45", "1:19.45", DIFFER),

@@ -581,7 +581,7 @@ def _part_of_items(q, r, other) -> str | None:
     None otherwise."""
     said = set(other.lemmas) | set(other.content)
     ruled_out = {w for m in RULED_OUT.finditer(r.text.lower()) for w in m.group(1).split()}
-    members = [m - q.lemmas for m in _items(r)]
+    members = [{w for w in m - q.lemmas if not w.isdigit()} for m in _items(r)]  # 'between 9 and 11' lists nothing
     members = [m for m in members if m and not any(same_word(w, x) for w in m for x in ruled_out)]
     if len(members) < 2 or len(_items(other)) >= len(members):
         return None
