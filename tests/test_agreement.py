@@ -324,8 +324,11 @@ def outcome(oracle, question, a, b):
     ("In which month was the hall opened?", "I can't say.", "In the year the war ended.", NO_ANSWER),
     ("In which month was the hall opened?", "I can't say.", "In May, after the war.", DIFFER),
     # a difference the judge does not show (no other number, name, yes or no; the meaning only half alike) is none
-    ("Why was the last match stopped?", "The hall flooded.", "Water came into the building.", AGREE),
+    ("Why was the last match stopped?", "Because the hall flooded that evening.",
+     "Water came into the building during play, so they ended it.", AGREE),
     ("Why was the last match stopped?", "The hall flooded.", "The players went home early.", DIFFER),
+    # … but two short answers that share no word beyond the question's differ plainly
+    ("What flavour was the cake?", "Dark chocolate.", "Lemon and lavender.", DIFFER),
     # numbers joined by 'and' are no list of items the other leaves out
     ("Where do members park?", "Behind the hall.", "A car park behind the hall, between 9 and 11.", AGREE),
     # a race time in minutes, seconds and hundredths; inches

@@ -64,8 +64,8 @@ def test_answer_oracle_flags_bugs_on_the_development_pairs_at_least_as_well_as_r
 # two-answer agreement against the development pairs written in other genres (agreement_pairs_dev5 to _dev13, every
 # 2nd pair): precision and recall of "they differ" as `benchmarks/oracle_accuracy.py` counts them
 AGREEMENT_DEV_FILES = ("dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11", "dev12", "dev13")
-AGREEMENT_DEV_DIFFER_PRECISION = 0.914  # with the harder dev8 to dev13 (non-answers dressed as answers) in the set
-AGREEMENT_DEV_DIFFER_RECALL = 0.909  # a difference the judge does not show is not reported (since 2026-11-28)
+AGREEMENT_DEV_DIFFER_PRECISION = 0.905  # with the harder dev8 to dev13 (non-answers dressed as answers) in the set
+AGREEMENT_DEV_DIFFER_RECALL = 0.924  # a difference the judge does not show is not reported (since 2026-11-28)
 
 
 def test_two_answer_agreement_finds_differences_on_the_development_pairs_at_least_as_well_as_recorded():

@@ -145,7 +145,7 @@ class AgreementJudge:
         for k, i in enumerate(undecided):
             (s1, r1), (s2, r2) = judged[2 * k], judged[2 * k + 1]
             score, reason = (s1, r1) if s1 >= s2 else (s2, r2)
-            if IN_DOUBT[0] <= score < IN_DOUBT[1]:
+            if IN_DOUBT[0] <= score < IN_DOUBT[1] and not self._short_and_apart(*items[i][:3]):
                 # read as a reference, one answer is neither clearly the other's nor clearly apart from it (no other
                 # number, name, yes or no): a difference that is not shown is not reported
                 score, reason = IN_DOUBT[1], f"not shown to differ ({reason})"
@@ -173,6 +173,14 @@ class AgreementJudge:
         if new and len(missing) > UNTOLD_SHARE * len(new):
             return f"says what the story does not ({', '.join(missing)})"
         return None
+
+    def _short_and_apart(self, question, a, b) -> bool:
+        """Two short answers that share no word beyond the question's ('A beetle.' and 'A bumblebee.', 'Dark
+        chocolate.' and 'Lemon and lavender.'): a difference shown plainly."""
+        q = self.judge._questions.get(question) if question else None
+        new_a, new_b = (_new_words(q, self.judge._texts[t]) for t in (a, b))
+        return 0 < len(new_a) <= SHORT_NEW and 0 < len(new_b) <= SHORT_NEW \
+            and not any(same_word(x, y) for x in new_a for y in new_b)
 
     def _general_talk(self, q, r, story: str | None) -> str | None:
         """A statement about things in general that the story does not make ('Signals are important at sea.',
@@ -298,6 +306,7 @@ BECAUSE = re.compile(r"\W*(?:(?:it's|it is|it was|that's|that is|probably|maybe|
 ONE_OF = re.compile(r"\W*(?:(?:it|he|she|they)(?:'s| is| was| are| were|'re) )?(?:just |probably |maybe |perhaps )?"
                     r"(?:one|some|any|someone|somebody|anyone|a member|members|a few) (?:of|from)\b")
 TERM_ASKED = re.compile(r"\b(?:what|which) (colou?rs?|month|season)\b")
+SHORT_NEW = 3  # content words beyond the question's: two answers this short that share none differ plainly
 IN_DOUBT = (0.2, 0.5)  # judged scores between a shown difference and agreement: read as agreeing
 UNTOLD_SHARE = 0.2  # of an answer's new words: more of them not in the story, and it is talk, not an answer
 LIST_ITEM_WORDS = 7  # words: an item of a list said plainly is no longer
