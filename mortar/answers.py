@@ -1067,6 +1067,8 @@ class QuestionInfo:
     # the role whose holder the question asks to be named: 'sister' in 'Who is the ward sister on Ward 7?', 'agency'
     # in 'What is the name of the letting agency?'
     role: str | None = None
+    described: set[str] = field(default_factory=set)  # verbs of its relative clauses: 'slip' in 'Was the passenger
+    # who slipped hurt?', which an answer may echo without saying yes
 
 
 def analyse_question(doc, text: str) -> QuestionInfo:
@@ -1085,7 +1087,9 @@ def analyse_question(doc, text: str) -> QuestionInfo:
     negated = {_lemma(t.head) for t in doc if t.dep_ == "neg"}
     numeric = bool(NUMERIC_QUESTION.search(text.lower()))
     past = any(t.tag_ == "VBD" for t in tokens)
-    return QuestionInfo(text, content, lemmas, wh, yes_no, numeric, verbs, negated, past, _role_asked(doc))
+    described = {_lemma(t) for c in doc if c.dep_ in ("relcl", "acl") for t in c.subtree if t.pos_ == "VERB"}
+    return QuestionInfo(text, content, lemmas, wh, yes_no, numeric, verbs, negated, past, _role_asked(doc),
+                        described)
 
 
 def _role_asked(doc) -> str | None:

@@ -331,6 +331,11 @@ def outcome(oracle, question, a, b):
     ("What flavour was the cake?", "Dark chocolate.", "Lemon and lavender.", DIFFER),
     # numbers joined by 'and' are no list of items the other leaves out
     ("Where do members park?", "Behind the hall.", "A car park behind the hall, between 9 and 11.", AGREE),
+    # to a yes/no question, neither saying yes or no is no answer; a verb of the question's relative clause, or a
+    # sentence with a copula and a noun of its own, is no echo that says yes
+    ("Was the player who won the trophy hurt?", "He won all five of his games.", "The hall flooded that night.",
+     NO_ANSWER),
+    ("Did the club meet in the library?", "It did.", "Lunch is from 12 to 1.", DIFFER),
     # a race time in minutes, seconds and hundredths; inches
     ("What was Omar's fastest time?", "1:18.45", "78.45 seconds.", AGREE),
     ("What was Omar's fastest time?", "1:18.45", "1:19.45", DIFFER),

@@ -232,6 +232,8 @@ class AgreementJudge:
                 return Agreement(SURE_FAIL, True, _neither("neither surely answers", vague_a, vague_b))
         if q is not None and q.yes_no:
             pa, pb = self.judge._polarity(ra, q), self.judge._polarity(rb, q)
+            if not pa and not pb:  # 'He slipped on the lower deck.' and 'The floor was wet.' to 'Was he hurt?'
+                return Agreement(SURE_FAIL, True, "neither says yes or no")
             if pa and pb and pa != pb:
                 return Agreement(0.05, False, f"one says {pa}, the other {pb}")
             if pa and pb:  # 'Yes, two firefighters.' and 'Yes, three were hurt.' say yes to different things

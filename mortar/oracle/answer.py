@@ -313,9 +313,11 @@ class AnswerJudge:
         if q is not None and re.search(r"\b(?:before|ever|previously)\b", q.text.lower()) \
                 and re.search(r"\b(?:first|never)\b.*\btime\b|\bfirst ever\b", c.text.lower()):
             return "no"  # 'This is his first time.' to 'Has he been here before?'
-        if c.root in PROFORMS and c.n_tokens <= 6 and not c.root_complement:
-            return "yes"  # an echo: 'He did.', 'She was.' (not 'They have to be over 11.')
-        if q is not None and any(same_word(c.root, v) for v in verbs) and not c.has_negation:
+        if c.root in PROFORMS and c.n_tokens <= 6 and not c.root_complement \
+                and not (q is not None and c.nouns - q.lemmas):
+            # an echo: 'He did.', 'She was.' (not 'They have to be over 11.', nor 'Lunch is from 12 to 1.')
+            return "yes"
+        if q is not None and any(same_word(c.root, v) for v in verbs - q.described) and not c.has_negation:
             return "yes"
         return None
 
