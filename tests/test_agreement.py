@@ -336,6 +336,10 @@ def outcome(oracle, question, a, b):
     ("Was the player who won the trophy hurt?", "He won all five of his games.", "The hall flooded that night.",
      NO_ANSWER),
     ("Did the club meet in the library?", "It did.", "Lunch is from 12 to 1.", DIFFER),
+    # a clock time counts nothing; a year says how long only as where a span starts or ends
+    ("How many games did Omar win?", "At 11:00.", "At 12:30.", NO_ANSWER),
+    ("How long did the match last?", "It was played in 2022.", "I can't say.", NO_ANSWER),
+    ("How long has the club met there?", "Since 2019.", "I can't say.", DIFFER),
     # a race time in minutes, seconds and hundredths; inches
     ("What was Omar's fastest time?", "1:18.45", "78.45 seconds.", AGREE),
     ("What was Omar's fastest time?", "1:18.45", "1:19.45", DIFFER),

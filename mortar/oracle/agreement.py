@@ -731,10 +731,10 @@ def non_answer(q, r, polarity=None) -> str | None:
     counting = q is not None and _counting(q)
     # to 'when', a number that is no time or date says nothing of when ('The patio is phase one of the work.')
     figures = _counts(r, q) if q is None or q.wh != "when" or counting else [x for x in r.quantities if _a_time(x)]
-    if counting:  # a number the question says, a year or an ordinal is no answer to it ('A second table …')
-        asked = quantities(q.text)
+    if counting:  # a number the question says, a year, an ordinal or a clock time is no answer to it ('A second
+        asked = quantities(q.text)  # table …', '11:00' to 'How many godwits were there?')
         figures = [x for x in figures if not any(x.matches(y) for y in asked) and not _a_year(x, text)
-                   and not _ordinal(x.text.split()[0])]
+                   and not _ordinal(x.text.split()[0]) and x.dim not in CLOCK]
     if q is not None:  # 'He hit a 180 in the first leg.' to 'How long has he played?'
         figures = [x for x in figures if _fits_the_span(q, x, text)]
         if figures and not _of_the_kind_asked(q, figures):
@@ -826,7 +826,7 @@ def _fits_the_span(q, x, text: str) -> bool:
     counted = x.dim is None and bool(x.noun) and bool(re.search(rf"\b{re.escape(x.noun)}", text))
     if not spans or x.dim in SPAN_ASKED_DIMS[spans.group(1)] or counted:
         return True
-    return spans.group(1) == "long" and (x.dim in CLOCK or (x.dim is None and _a_year(x, text)))
+    return spans.group(1) == "long" and (x.dim in CLOCK or (x.dim is None and _a_year(x, text, SPAN_FROM)))
 
 
 def _term_asked(q) -> str | None:
@@ -890,10 +890,14 @@ def _names_someone(r, q) -> bool:
         not r.entities and bool(_capitalised(FILLER.sub(" ", ADVICE.sub(" ", r.text)), q.text)))
 
 
-def _a_year(x, text: str) -> bool:
-    """A number that is a year in the answer: four digits after 'in', 'since', 'from', 'until' or 'of' ('in 1998')."""
+def _a_year(x, text: str, after: str = "in|since|from|until|of") -> bool:
+    """A number that is a year in the answer: four digits after 'in', 'since', 'from', 'until' or 'of' ('in 1998'), or
+    after the words given."""
     return bool(re.fullmatch(r"\d{4}", x.text)) and 1000 <= x.value <= 2100 \
-        and bool(re.search(rf"\b(?:in|since|from|until|of) {x.text}\b", text.lower()))
+        and bool(re.search(rf"\b(?:{after}) {x.text}\b", text.lower()))
+
+
+SPAN_FROM = "since|from|until|till|between"  # a year a span runs from or to ('since 2019'); not 'in 2022'
 
 
 def _unsaid(text: str, q) -> str:
