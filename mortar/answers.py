@@ -456,9 +456,13 @@ def quantities(text: str) -> list[Quantity]:
                 unit, meridiem = CLOCK[0], words[j] if words[j] in ("am", "pm") else None
                 j += 1
             elif re.fullmatch(r"[a-z]{3,}", words[j]) and words[j] not in _NOT_NOUNS and not _is_number_word(words[j]):
-                if value > 1 and not words[j].endswith("s") and j + 1 < len(words) \
-                        and re.fullmatch(r"[a-z]{3,}s", words[j + 1]) and words[j + 1] not in _NOT_NOUNS:
-                    j += 1  # 'a dozen small plums', 'twelve ripe plums': what is counted is the plural after
+                # 'a dozen small plums', 'twelve ripe plums', '36 small meadow plots': what is counted is the plural
+                # after one or two words
+                ahead = next((k for k in (1, 2) if j + k < len(words) and re.fullmatch(r"[a-z]{3,}s", words[j + k])
+                              and all(re.fullmatch(r"[a-z]{3,}", w) and w not in _NOT_NOUNS
+                                      for w in words[j + 1:j + k + 1])), None)
+                if value > 1 and not words[j].endswith("s") and ahead:
+                    j += ahead
                 noun = _MONTH_ABBR.get(words[j], _singular(words[j]))  # '7 Feb' is '7 February'
         part_of_day = _part_of_day(words, j)
         if unit is None and noun is None and 0 < value <= 12 and value == int(value) and part_of_day:

@@ -95,6 +95,11 @@ def test_counted_noun_is_kept():
     assert [(q.value, q.noun) for q in quantities("fourteen parents and six teachers")] == [(14, "parent"), (6, "teacher")]
 
 
+def test_what_is_counted_is_the_plural_after_one_or_two_words():
+    assert [(q.value, q.noun) for q in quantities("36 small meadow plots and twelve ripe plums")] == [(36, "plot"),
+                                                                                                  (12, "plum")]
+
+
 @pytest.mark.parametrize("text", [
     "Unknown", "unknown.", "I don't know.", "I'm not sure, the story doesn't tell us.", "The story does not say.",
     "The story doesn't say how much the field station cost to run.", "That is not mentioned in the text.",
