@@ -103,7 +103,11 @@ table, podcast transcript, pen-pal letter, school-trip consent form, museum audi
 the held-out agreement_pairs_heldout12 (insurance decision letter, recipe blog, mountain-rescue log, choir programme,
 lost-property log, city fable of a fox and a crow, piano tuner's invoice, planning objection, bowls-club AGM report,
 zoo keeper's diary). First readings with that session's starting code: "they differ" precision / recall dev13
-0.743 / 0.848, heldout12 0.659 / 0.929.
+0.743 / 0.848, heldout12 0.659 / 0.929. The same session asked real SUTs (benchmarks/real_agreement_pairs.py) and had
+helpers who never read the code label the answers: agreement_pairs_real_dev and the held-out real_heldout (SmolLM2,
+55 and 46 pairs on stories of answer_pairs_dev5 and dev6, split by story) and the held-out real_heldout2 (Gemma3-270M,
+71 pairs on stories of answer_pairs_dev7 and dev8). First readings with that session's starting code: real_dev
+0.647 / 0.688, real_heldout 0.786 / 0.733, real_heldout2 0.857 / 0.750 (8 differing pairs only).
 """
 
 from __future__ import annotations
@@ -134,7 +138,8 @@ AGREEMENT_FILES = [DATA / f"agreement_pairs_{name}.jsonl" for name in ("dev", "h
                                                                         "independent", "heldout5", "heldout6",
                                                                         "dev8", "heldout7", "dev9", "heldout8",
                                                                         "dev10", "heldout9", "dev11", "heldout10",
-                                                                        "dev12", "heldout11", "dev13", "heldout12")]
+                                                                        "dev12", "heldout11", "dev13", "heldout12",
+                                                                        "real_dev", "real_heldout", "real_heldout2")]
 KINDS = ("gold", "wordy", "paraphrase", "wrong_entity", "long_wrong", "unknown")
 
 
