@@ -1103,9 +1103,9 @@ def _role_asked(doc) -> str | None:
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     if root is None:
         return None
-    if re.match(r"\W*who (?:is|was|'s)\b", text) and _lemma(root) == "be" \
-            and not any(t.pos_ in ("VERB", "ADP") and t.dep_ != "prep" or t.dep_ == "prep" and not list(t.children)
-                        for t in doc):
+    another_verb = any(t.pos_ == "VERB" or (t.pos_ == "ADP" and t.dep_ != "prep") for t in doc)
+    stranded = any(t.dep_ == "prep" and not list(t.children) for t in doc)  # 'Who is the memorial for?'
+    if re.match(r"\W*who (?:is|was|'s)\b", text) and _lemma(root) == "be" and not another_verb and not stranded:
         role = next((c for c in root.children if c.dep_ in ("nsubj", "attr") and c.lower_ != "who"), None)
     elif re.match(r"\W*what (?:is|was|'s) the name of\b", text):
         of = next(t for t in doc if t.lower_ == "of")

@@ -739,7 +739,6 @@ def non_answer(q, r, polarity=None) -> str | None:
         figures = [x for x in figures if _fits_the_span(q, x, text)]
         if figures and not _of_the_kind_asked(q, figures):
             return "gives an amount of another kind"  # 'Relative humidity of 45 to 55 per cent.' to 'What temperature?'
-
     if q is not None and not figures and not (QUANTIFIER.search(plain) and q.wh != "when"):
         # a count with no number ('They bake bread for cafés all over the county.' to 'How many cafés …?'); a time
         # or an amount with no number and no time: 'It took a while.', 'The talk is about her life.'; the question's

@@ -25,6 +25,7 @@ from mortar.nlp import load_nlp, parsed_story, stop_words
 
 # the answer oracle's fixed points on its [0, 1] scale (default threshold 0.5)
 SURE_PASS, PASS, SURE_FAIL, FAIL = 1.0, 0.9, 0.0, 0.1
+NAME_WORDS = 4  # words: a person's name is no longer ('Mary Ann de Souza')
 EMB_LOW, EMB_HIGH = 0.40, 0.80  # embedding cosine mapped linearly: 0.40 → 0, 0.80 → 1 (so 0.60 ↔ 0.5)
 SAME_PHRASE = 0.80  # two short phrases this close are synonyms ('washing basket', 'laundry basket')
 SAME_MEMBER = 0.55  # a list member said in other words ('relatives' for 'family members')
@@ -975,9 +976,6 @@ REFUSING = frozenset({"decline", "refuse", "reject", "deny", "fail", "forget", "
 # "doesn't cost anything", 'will not cost a penny': a price of nothing said with a negation
 NO_COST = re.compile(r"\b(?:doesn't|does not|don't|do not|won't|will not|didn't|did not) cost (?:\w+ )?"
                      r"(?:anything|a penny|a thing|a cent)\b")
-
-
-NAME_WORDS = 4  # words: a person's name is no longer ('Mary Ann de Souza')
 
 
 def _another_term(q, c) -> bool:
