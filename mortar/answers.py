@@ -986,15 +986,22 @@ def _unnamed_subject(sent) -> str | None:
     root = sent.root
     verbless = root.pos_ == "NOUN" and not any(t.pos_ in ("VERB", "AUX") for t in sent)  # 'The volunteer coordinator.'
     subject = root if verbless else next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-    if subject is None or subject.pos_ != "NOUN" or subject.ent_type_:
+    if subject is None or not (subject.pos_ == "NOUN" and not subject.ent_type_ or _a_titled_role(subject)):
         return None
     beside = list(subject.children) if verbless else \
-        [c for c in subject.children if c.dep_ in ("appos", "compound", "acl", "relcl")]
+        [c for c in subject.children if c.dep_ in ("appos", "acl", "relcl")
+         or (c.dep_ == "compound" and not _a_titled_role(subject))]  # 'Race' in 'The Race Secretary' names nobody
     after = [c for c in root.children if c.dep_ in NAMING_DEPS] + beside
     if any((t.pos_ == "PROPN" and t.ent_type_ not in ("DATE", "TIME")) or t.ent_type_ in ("PERSON", "ORG")
            for c in after for t in c.subtree):  # 'on Fridays' names nobody
         return None
     return _lemma(subject)
+
+
+def _a_titled_role(t) -> bool:
+    """A role said with capitals: a proper noun after 'the' that names no person ('the Race Secretary', 'the Head of
+    Year'); a person's name takes no article."""
+    return t.pos_ == "PROPN" and t.ent_type_ != "PERSON" and any(c.lower_ == "the" for c in t.children)
 
 
 PLACE_PREPOSITIONS = {"in", "at", "near", "from", "into", "across", "around", "outside", "inside", "towards", "toward"}
@@ -1112,7 +1119,7 @@ def _role_asked(doc) -> str | None:
         role = next((c for c in of.children if c.dep_ == "pobj"), None)
     else:
         return None
-    return _lemma(role) if role is not None and role.pos_ == "NOUN" else None
+    return _lemma(role) if role is not None and (role.pos_ == "NOUN" or _a_titled_role(role)) else None
 
 
 SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "or", "ors", "ian", "ians", "an", "ans", "ese", "ish", "al",

@@ -351,6 +351,8 @@ def outcome(oracle, question, a, b):
     ("Who is the club's treasurer?", "I can't say.", "The treasurer keeps the accounts and rings Omar on Fridays.",
      NO_ANSWER),
     ("Who is the club's treasurer?", "The treasurer looks after the money.", "The treasurer is Lena Vogt.", DIFFER),
+    ("Who is the Club Treasurer?", "I can't say.", "The Club Treasurer keeps the accounts and rings Omar.", NO_ANSWER),
+    ("Who is the Club Treasurer?", "I can't say.", "The Club Treasurer is Lena Vogt.", DIFFER),
     ("Who is the club's treasurer?", "The treasurer looks after the money.", "Lena Vogt, the treasurer.", DIFFER),
     # to a question that names the kind of amount, an amount of another kind does not answer
     ("What temperature was the hall?", "Humidity of 45 to 55 per cent.", "It was open for 3 hours.", NO_ANSWER),
