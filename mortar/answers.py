@@ -133,7 +133,8 @@ SCALES = {"hundred": 100, "thousand": 1000, "million": 1e6, "billion": 1e9, "tri
 ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
             "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
             "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
-            "twentieth": 20, "thirtieth": 30, "fortieth": 40, "fiftieth": 50, "hundredth": 100}
+            "twentieth": 20, "thirtieth": 30, "fortieth": 40, "fiftieth": 50, "sixtieth": 60, "seventieth": 70,
+            "eightieth": 80, "ninetieth": 90, "hundredth": 100}
 FRACTIONS = {"half": 0.5, "halves": 0.5, "third": 1 / 3, "thirds": 1 / 3, "quarter": 0.25, "quarters": 0.25}
 MULTIPLES = {"once": 1, "twice": 2, "thrice": 3, "single": 1, "double": 2, "triple": 3, "dozen": 12, "dozens": 12,
              "couple": 2, "pair": 2}
@@ -386,7 +387,7 @@ def quantities(text: str) -> list[Quantity]:
                     i > 0 and (words[i - 1] in MULTIPLES or words[i - 1] in UNITS  # 'a pound a year'
                                or words[i - 1] in ("on", "of", "such", "what", "which", "that")  # 'on a day'
                                or words[i - 1] in ("times", "per", "every", "each")
-                               or _digits(words[i - 1]) is not None or _is_number_word(words[i - 1]))):
+                               or _digits(words[i - 1]) is not None or is_number_word(words[i - 1]))):
                 value = 1.0  # 'an hour and a half', 'a week' (not 'twice a day')
             elif w in ("next", "whole", "entire", "coming", "following") and i + 1 < len(words) \
                     and words[i + 1] in SPAN_UNITS and i > 1 and words[i - 1] == "the" \
@@ -417,6 +418,8 @@ def quantities(text: str) -> list[Quantity]:
         while j < len(words) and words[j] in SCALES:
             value *= SCALES[words[j]]
             j += 1
+        if j < len(words) and words[j] == "dozen" and w not in MULTIPLES:
+            value, j = value * 12, j + 1  # 'six dozen' is 72
         if j + 2 < len(words) and words[j] == "and" and words[j + 1] in ("a", "one", "three") \
                 and words[j + 2] in AND_A_PART:
             value += AND_A_PART[words[j + 2]] * (3 if words[j + 1] == "three" else 1)
@@ -436,7 +439,7 @@ def quantities(text: str) -> list[Quantity]:
         if unit is None and words[j:j + 2] in (["below", "zero"], ["below", "freezing"]):
             value, unit, j = -value, "degree", j + 2  # 'two below freezing' is -2 °C
         if unit is None and j + 1 < len(words) and re.fullmatch(r"[a-z]{3,}", words[j]) and words[j] not in _NOT_NOUNS \
-                and words[j] not in UNITS and not _is_number_word(words[j]) and UNITS.get(words[j + 1], ("",))[0] in (
+                and words[j] not in UNITS and not is_number_word(words[j]) and UNITS.get(words[j + 1], ("",))[0] in (
                     "s", "year"):
             j += 1  # 'one full week', 'five working days'
 
@@ -455,7 +458,7 @@ def quantities(text: str) -> list[Quantity]:
             elif words[j] in ("am", "pm", "o'clock", "oclock"):
                 unit, meridiem = CLOCK[0], words[j] if words[j] in ("am", "pm") else None
                 j += 1
-            elif re.fullmatch(r"[a-z]{3,}", words[j]) and words[j] not in _NOT_NOUNS and not _is_number_word(words[j]):
+            elif re.fullmatch(r"[a-z]{3,}", words[j]) and words[j] not in _NOT_NOUNS and not is_number_word(words[j]):
                 # 'a dozen small plums', 'twelve ripe plums', '36 small meadow plots': what is counted is the plural
                 # after one or two words
                 ahead = next((k for k in (1, 2) if j + k < len(words) and re.fullmatch(r"[a-z]{3,}s", words[j + k])
@@ -491,7 +494,7 @@ def _pronoun_one(words: list[str], i: int) -> bool:
     after = words[i + 1] if i + 1 < len(words) else ""
     if after and (re.fullmatch(r"[a-z]{3,}", after) and after not in _NOT_NOUNS | {"that", "which", "who", "is",
                                                                                   "was", "will"}
-                  or _is_number_word(after)):
+                  or is_number_word(after)):
         return False
     before = words[i - 1] if i else ""
     return before in ("the", "this", "that", "which", "each", "another", "other") or (
@@ -620,7 +623,7 @@ _NOT_NOUNS = {"and", "or", "of", "to", "in", "on", "at", "by", "for", "with", "f
               "until", "till", "through", "onwards", "then", "when", "while", "if", "because", "since", "not"}
 
 
-def _is_number_word(w: str) -> bool:
+def is_number_word(w: str) -> bool:
     return w in ONES or w in TENS or w in SCALES or w in ORDINALS or w in FRACTIONS or w in MULTIPLES
 
 
@@ -970,10 +973,24 @@ def _general_subjects(doc) -> set[str]:
             c.dep_ in ("det", "poss", "nummod", "conj") or (c.dep_ == "prep" and c.lower_ == "of")
             for c in subject.children)
         often = modal or any(c.lower_ in FREQUENTLY for c in root.children)
+        if subject is not None and _defines(root, subject):
+            subjects.add(_lemma(subject))
+            continue
         if not (bare and present and (subject.tag_ == "NNS" or often)):
             return set()
         subjects.add(_lemma(subject))
     return subjects
+
+
+def _defines(root, subject) -> bool:
+    """A definition: 'An antiseptic is a substance that stops germs.', 'A checkout is when a player finishes a leg.'
+    (a thing of a kind, said of no particular one)."""
+    def indefinite(t) -> bool:
+        return any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in t.children)
+
+    return root.lemma_ == "be" and root.tag_ == "VBZ" and subject.pos_ == "NOUN" and indefinite(subject) and any(
+        (c.dep_ == "attr" and indefinite(c)) or (c.dep_ == "advcl" and any(m.lower_ == "when" for m in c.children))
+        for c in root.children)
 
 
 NAMING_DEPS = ("attr", "oprd", "acomp", "prep", "agent")  # where a sentence about a role gives the name of its holder
@@ -1028,7 +1045,7 @@ def _coordination(tokens, words: tuple[str, ...]) -> list[set[str]]:
             own = inside[k] - set().union(*(inside[x] for x in range(len(members)) if x != k and members[x] in
                                             inside[k]))
             out.append({_lemma(x) for x in own if x.is_alpha and x.pos_ not in FUNCTION_POS and _lemma(x) not in LIGHT
-                        and not x.like_num and not _is_number_word(x.lower_)})
+                        and not x.like_num and not is_number_word(x.lower_)})
         return [words for words in out if words]
     return []
 

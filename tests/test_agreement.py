@@ -369,6 +369,35 @@ def outcome(oracle, question, a, b):
     ("What does the carpenter repair?", "Carpenters often work with oak and pine.",
      "Carpenters usually charge by the hour.", NO_ANSWER),
     ("What does the carpenter repair?", "Carpenters often work with oak and pine.", "He repairs the roof.", DIFFER),
+    # a definition is no answer about the story
+    ("What did the carpenter repair?", "A carpenter is a person who works with wood.", "I can't say.", NO_ANSWER),
+    ("What did the carpenter repair?", "A carpenter is a person who works with wood.", "The roof.", DIFFER),
+    # names read whole and in any order; a dozen counted; ordinals in words
+    ("Which villages does the bus serve?", "Stowmere and Little Horton.", "Little Horton and Stowmere.", AGREE),
+    ("What are the two ponies called?", "Bramble and Nutmeg.", "Nutmeg and Bramble.", AGREE),
+    ("How many rolls did Omar order?", "36.", "Three dozen.", AGREE),
+    ("How many rolls did Omar order?", "48.", "Three dozen.", DIFFER),
+    ("Which anniversary is the club marking?", "Its 60th.", "The club's sixtieth anniversary.", AGREE),
+    # a label the question names answers it
+    ("Which year group runs the stall?", "Year 9.", "The stall is run by Year 9.", AGREE),
+    ("Which year group runs the stall?", "Year 9.", "The stall is run by Year 10.", DIFFER),
+    # a statement with a rising tag asks nothing back; an exclamation that gives the term asked answers
+    ("What was the name of the boat?", "The Kestrel.", "I think it was called the Kestrel, right?", AGREE),
+    ("What colour is the new kit?", "Green.", "It's green!", AGREE),
+    # two ranges agree end for end
+    ("When is the hall closed?", "From 3 to 10 May.", "From 10 to 17 May.", DIFFER),
+    ("When is the hall closed?", "From 3 to 10 May.", "3-10 May.", AGREE),
+    # a dose beside an item is no item of its own: two of three items are part of the list
+    ("What is in the kit?", "Plasters, a bandage and tweezers.", "Plasters 10 cm and a bandage 5 m.", DIFFER),
+    # to 'when', the event a thing waits for says when
+    ("When was the last match stopped?", "When the hall flooded.", "I can't say.", DIFFER),
+    # the question said again, in its words or reported, answers nothing; an answer after it is read
+    ("What should members bring?", "The question is what members should bring to the hall.", "I can't say.",
+     NO_ANSWER),
+    ("What should members bring?", "What should members bring? Their own cups.", "Their own cups.", AGREE),
+    ("What does the big key open?", "The big key opens what the big key opens at the hall.", "I can't say.",
+     NO_ANSWER),
+    ("How much is in the fund?", "£3.2m.", "3.2 million pounds, in what is called the Hall Fund.", AGREE),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected

@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WORDS, PHONE, first_loop,
-                            normalize_text, quantities, rate, same_word)
+                            is_number_word, normalize_text, quantities, rate, same_word)
 from mortar.nlp import stop_words
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
@@ -127,9 +127,11 @@ class AgreementJudge:
         """Agreements of (question, a, b, story) tuples, none asked before."""
         # a loop is read once ('Felix built it. He built it. He built it. …' says 'Felix built it. He built it.')
         looped = {t: without_loop(spelled_units(canonical_names(t))) for _, a, b, _ in items for t in (a, b)}
-        items = [(q or None, looped[a][0], looped[b][0], story) for q, a, b, story in items]
-        self.judge.prepare((q, a, b) for q, a, b, _ in items)
         degenerate = {head: why for head, why in looped.values()}
+        said = {(q, t): without_question(q, looped[t][0]) for q, a, b, _ in items for t in (a, b)}
+        degenerate.update({said[q, t]: looped[t][1] for q, t in said if looped[t][1]})
+        items = [(q or None, said[q, a], said[q, b], story) for q, a, b, story in items]
+        self.judge.prepare((q, a, b) for q, a, b, _ in items)
         degenerate.update(self._not_told_alike([h for h, why in looped.values() if not why]))
         results = [self._by_rules(q, a, b, degenerate, story) for q, a, b, story in items]
         undecided = [i for i, r in enumerate(results) if r is None or r.no_answer]
@@ -287,6 +289,13 @@ LOOPS = ("repeats one word", "repeats a short phrase")
 
 def _neither(says: str, why_a: str, why_b: str) -> str:
     return f"{says}: {why_a}; {why_b}" if why_a != why_b else f"{says}: both {why_a}"
+# a statement said with a rising tag asks nothing back: 'I believe it was La Lanterna, maybe?'
+TAG_QUESTION = re.compile(r",\s*(?:maybe|perhaps|probably|i think|i guess|i believe|right|no|isn't it|wasn't it|"
+                          r"aren't they|weren't they|didn't (?:he|she|they)|don't you think)\s*\?+\s*$", re.IGNORECASE)
+# an answer that says the question again in other words: 'The question is what …', 'You asked what …'
+REPORTED = re.compile(r"\W*(?:the question (?:is|was|asks)|you(?:'re| are)? ask(?:ed|ing)|you(?:'d like| want| wanted)"
+                      r" to know)\b", re.IGNORECASE)
+FREE_RELATIVE = re.compile(r"\b(?:what(?:ever)?|the (?:\w+ )?(?:job|thing|work|one)s? (?:that|which))\b(.*)")
 EXCLAMATIVE = re.compile(r"\W*(?:(?:ooh+|oh|wow|aw+)\W*)?(?:what an?|how)\b")  # 'Oh, what a lovely pattern!'
 PLACE_PHRASE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|next to|opposite|above|below|by)\s+"
                           r"((?:[a-z'-]+\s+){0,3}[a-z'-]+)")  # 'above the central mast'
@@ -336,7 +345,8 @@ def _counting(q) -> bool:
 
 def _says_a_time(text: str, q) -> bool:
     """Does a (lower-case) answer say a time in words the question does not, vague ones aside ('a while ago')?"""
-    return bool(TIME_WORDS.search(_unsaid(VAGUE_TIME.sub(" ", text), q)))
+    return bool(TIME_WORDS.search(_unsaid(VAGUE_TIME.sub(" ", text), q))) \
+        or (q.text.lower().startswith("when") and bool(CONDITION.match(text)))  # not to 'By when …?'
 
 
 def _vague(q, r, polarity) -> str | None:
@@ -445,12 +455,23 @@ def _numbers(q, question, ra, rb) -> Agreement | None:
         if same:
             return Agreement(PASS, False, f"the same time ({same[0][0].text}; {same[1][0].text})")
         return Agreement(FAIL, False, f"different times ({xs[0][0].text}; {ys[0][0].text})")
+    if len(xs) == len(ys) == 2 and _a_range(ra.text) and _a_range(rb.text) \
+            and not (xs[0].matches(ys[0]) and xs[1].matches(ys[1])):
+        # two ranges agree end for end: 'from 2 to 9 June' is not 'from 9 to 14 June'
+        return Agreement(FAIL, False, f"different ranges ({xs[0].text}–{xs[1].text}; {ys[0].text}–{ys[1].text})")
     same = next(((x, y) for x in xs for y in ys if x.matches(y)), None)
     if same:
         shown = same[0].text if same[0].text == same[1].text else f"{same[0].text}; {same[1].text}"
         return Agreement(PASS, False, f"the same number ({shown})")
     return Agreement(FAIL, False, f"different numbers ({', '.join(x.text for x in xs)}; "
                                   f"{', '.join(y.text for y in ys)})")
+
+
+def _a_range(text: str) -> bool:
+    """Does the answer give a range of two numbers ('from 2 to 9 June', '8-19 July', 'between 40 and 60')?"""
+    text = text.lower()
+    return bool(re.search(r"\d\s*(?:-|–|to|until|till)\s*\w*\d|\bbetween\b[^.;]*\d[^.;]*\band\b[^.;]*\d"
+                          r"|\bfrom\b[^.;]*\d[^.;]*\b(?:to|until|till)\b[^.;]*\d", text))
 
 
 def _measured(r) -> set[str]:
@@ -596,7 +617,9 @@ def _part_of_items(q, r, other) -> str | None:
     members = [m for m in members if m and not any(same_word(w, x) for w in m for x in ruled_out)]
     if len(members) < 2 or len(_items(other)) >= len(members):
         return None
-    if not all(any(same_word(w, x) for x in r.lemmas) for w in _new_words(q, other)):
+    # 'Amlodipine 5 mg': a dose is no item of its own
+    amounts = {w for x in other.quantities for w in x.text.split()} | set(re.findall(r"\d\s*([a-z]+)", other.text.lower()))
+    if not all(any(same_word(w, x) for x in r.lemmas) for w in _new_words(q, other) if w not in amounts):
         return None  # the other says things of its own: a paraphrase, not a part
     covered = [m for m in members if any(same_word(w, x) for w in m for x in said)]
     missing = [m for m in members if m not in covered]
@@ -636,7 +659,7 @@ RULED_OUT = re.compile(r"\b(?:instead of|rather than|in place of|except(?: for)?
 def _part_of_list(names: list[frozenset], r, other: list[frozenset]) -> str | None:
     """The names this answer lists ('Orkney, Caithness and the Western Isles') that the other leaves out, when the
     other names only some of them ('The Western Isles and Orkney'); None otherwise."""
-    listed = [x for x in names if any(x <= c for c in r.conjuncts)]
+    listed = [x for x in names if any(x <= c or (len(x) > 1 and x & c) for c in r.conjuncts)]
     if len(listed) < 2 or not all(any(_same_name(x, y) for x in listed) for y in other):
         return None
     missing = [x for x in listed if not any(_same_name(x, y) for y in other)]
@@ -662,9 +685,19 @@ def _names_in(q, r) -> list[frozenset]:
     named = set().union(*names) if names else set()
     # a capitalised word the tagger did not call a name ('Moreau', 'Pia found him'); at the start of a sentence only
     # a word no dictionary knows ('Peppers and cocoa' names nothing)
-    for m in re.finditer(r"\b([A-Z][\w-]*)", r.text.replace("’", "'")):
+    text = r.text.replace("’", "'")
+    for m in re.finditer(r"\b([A-Z][\w-]*)", text):
         word = m.group(1).lower()
-        starts = not r.text[:m.start(1)].strip() or r.text[:m.start(1)].rstrip()[-1:] in ".!?:\"'"
+        starts = not text[:m.start(1)].strip() or text[:m.start(1)].rstrip()[-1:] in ".!?:\"'"
+        after = re.match(r" ([A-Z][\w-]*)", text[m.end(1):])
+        if after and after.group(1).lower() in named:
+            continue  # 'Little' of 'Little Sedge', where the tagger named 'Sedge' alone
+        # a name beside another ('Ness and Tarka.'), though a dictionary knows it
+        listed = starts and re.match(r"(?: and|,) ([A-Z][\w-]*)", text[m.end(1):])
+        if listed and listed.group(1).lower() in named and word not in _NOT_NAMES and word not in named:
+            names.append(frozenset([word]))
+            named.add(word)
+            continue
         if word in named or word in _NOT_NAMES or (starts and _known_word(word)) \
                 or (word in CALENDAR and (q is None or q.wh != "when")):  # 'by April' names no answer to 'what'
             continue
@@ -699,15 +732,20 @@ def non_answer(q, r, polarity=None) -> str | None:
     if made_up(text):
         return "is not made of words"
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if re.search(r"\w", s)]
-    if sentences and all(s.rstrip().endswith("?") for s in sentences):
+    if sentences and all(s.rstrip().endswith("?") and not TAG_QUESTION.search(s) for s in sentences):
         return "asks a question back"
     if q is not None and _copies(normalize_text(text), normalize_text(q.text)):
         return "copies the question"
+    if sentences and all(REPORTED.match(s) for s in sentences):
+        return "says the question again"  # 'The question is what the guests should bring.'
+    if _asks(q) and sentences and all(_says_itself(q, s) for s in sentences):
+        return "says a thing does what it does"
     said = [s for s in sentences if not FILLER.fullmatch(s.lower())]  # 'Hmm, let me think.' says nothing
     if said and all(TAUTOLOGY.search(s) or (RESTATED.search(s) and not re.search(r"\d", s)) for s in said):
         return "says a thing is itself"
     if _asks(q) and said and all(x.rstrip().endswith("!") for x in said) \
-            and (all(EXCLAMATIVE.match(x.lower()) for x in said) or not (_counts(r, q) or r.entities or r.lead)) \
+            and (all(EXCLAMATIVE.match(x.lower()) for x in said) or not (_counts(r, q) or r.entities or r.lead
+                                                                     or r.closed.get(_term_asked(q)))) \
             and not (q.yes_no and polarity is not None and polarity(r, q)):
         # to a question, 'Balloons are a lovely way to cheer someone up!', 'Look first at the light!', 'What a kind
         # bird Flick was!'
@@ -786,6 +824,21 @@ def non_answer(q, r, polarity=None) -> str | None:
     return None
 
 
+def _says_itself(q, sentence: str) -> bool:
+    """A sentence that says of a thing only what the question asks, in a clause of 'what' ('The dish does what the
+    dish at Station 2 does.', 'She is famous for what she is famous for.', 'Colm's job is the job that he does.')."""
+    m = FREE_RELATIVE.search(sentence.lower())
+    if m is None:
+        return False
+    asked = (q.content | q.verbs) - {"be", "have"}
+    head = [w for w in _WORD.findall(sentence.lower()[:m.start()]) if w not in stop_words()]
+    return all(any(same_word(DO.get(w, w), x) for x in q.lemmas) for w in head) \
+        and any(same_word(DO.get(w, w), v) for w in _WORD.findall(m.group(1)) for v in asked)
+
+
+DO = {"does": "do", "did": "do", "done": "do", "doing": "do"}
+
+
 def _copies(said: str, question: str) -> bool:
     """The question, or its opening cut off where a small model stopped ('If you can't find cover, how far ahead must
     you'); a few of its words alone are no copy ('The leader.')."""
@@ -844,7 +897,8 @@ def _counts(r, q) -> list:
     """The answer's numbers that count or measure: not an ordinal ('Look first at the light!'), not a number that
     labels a thing named with a capital ('Gallery 6', 'Years 4 to 6', 'Flat 4'), and no telephone number unless the
     question asks for one."""
-    labels = {m.group(0) for m in LABEL.finditer(r.text) if m.group(1).lower() not in CALENDAR
+    asked = set(q.lemmas) if q is not None else set()  # 'Year 8' to 'Which year group …?' is what it asks for
+    labels = {m.group(0) for m in LABEL.finditer(r.text) if m.group(1).lower() not in CALENDAR | asked
               and r.text[:m.start()].rstrip()[-1:] not in ("", ".", "!", "?", ":")}  # not 'About 400.'
     labelled = {n for x in labels for n in re.findall(r"\d+", x)}
     phone = q is not None and bool(PHONE_ASKED.search(q.text.lower()))
@@ -937,6 +991,8 @@ VAGUE_TIME = re.compile(r"\b(?:(?:for )?a (?:good |little |long |short )?while(?
 # spring.'): no time beside an answer that gives none
 ROUGH_TIME = re.compile(r"\W*(?:late|early|sometime|some time)\s+(?:in|on|at|during)?\s*(?:the\s+)?"
                         r"(?:morning|afternoon|evening|night|spring|summer|autumn|winter|weekend|year)\W*")
+# to 'when', the event or state a thing waits for says when: 'When going downhill.', 'Once the glue has set.'
+CONDITION = re.compile(r"\W*(?:only )?(?:when|whenever|while|once|as soon as|every time|each time)\s+\w+")
 HOW_LONG = re.compile(r"\bhow long\b")
 SPAN_ASKED = re.compile(r"\bhow (long|far)\b")
 MEASURE_ASKED = [  # a question that names the kind of amount it asks for, and the units of that kind
@@ -997,6 +1053,16 @@ def spelled_units(text: str) -> str:
 LOOP_UNIT = 12  # words: the longest unit a loop is looked for in
 
 
+def without_question(question: str | None, text: str) -> str:
+    """The answer after the sentences that open it by saying the question again ('What should guests bring? Please
+    bring your own sheets.', 'You asked what the dish does. It carries a whisper.'); all of it when that is all."""
+    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    asked = normalize_text(question or "")
+    while asked and len(sentences) > 1 and (_copies(normalize_text(sentences[0]), asked) or REPORTED.match(sentences[0])):
+        sentences = sentences[1:]
+    return " ".join(sentences) if len(sentences) > 1 or sentences[0] != text.strip() else text
+
+
 def without_loop(text: str) -> tuple[str, str | None]:
     """The text up to the end of the first copy of a loop — a run of words repeated back to back, three times (a
     unit of four words or more: twice) — and why it gives nothing when the loop is all there is: a word or a
@@ -1023,7 +1089,8 @@ def _capitalised(text: str, question: str = "") -> list[str]:
     stop = stop_words()
     skip = stop | CALENDAR | set(re.findall(r"\b[a-z][\w'-]*", question))
     return [w for w in re.findall(r"\b[A-Z][\w'-]*", text.replace("’", "'"))
-            if w.lower() not in skip and w.lower().split("'")[0] not in stop]  # "It's"
+            if w.lower() not in skip and w.lower().split("'")[0] not in stop  # "It's"
+            and not is_number_word(w.lower())]  # 'Thirty years.
 
 
 CALENDAR = frozenset(CLOSED_CLASSES["weekday"] | CLOSED_CLASSES["month"])
