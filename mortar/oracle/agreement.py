@@ -618,7 +618,8 @@ def _part_of_items(q, r, other) -> str | None:
     if len(members) < 2 or len(_items(other)) >= len(members):
         return None
     # 'Amlodipine 5 mg': a dose is no item of its own
-    amounts = {w for x in other.quantities for w in x.text.split()} | set(re.findall(r"\d\s*([a-z]+)", other.text.lower()))
+    amounts = {w for x in other.quantities for w in x.text.split()} \
+        | set(re.findall(r"\d\s*([a-z]+)", other.text.lower()))
     if not all(any(same_word(w, x) for x in r.lemmas) for w in _new_words(q, other) if w not in amounts):
         return None  # the other says things of its own: a paraphrase, not a part
     covered = [m for m in members if any(same_word(w, x) for w in m for x in said)]
@@ -1058,7 +1059,8 @@ def without_question(question: str | None, text: str) -> str:
     bring your own sheets.', 'You asked what the dish does. It carries a whisper.'); all of it when that is all."""
     sentences = re.split(r"(?<=[.!?])\s+", text.strip())
     asked = normalize_text(question or "")
-    while asked and len(sentences) > 1 and (_copies(normalize_text(sentences[0]), asked) or REPORTED.match(sentences[0])):
+    while asked and len(sentences) > 1 \
+            and (_copies(normalize_text(sentences[0]), asked) or REPORTED.match(sentences[0])):
         sentences = sentences[1:]
     return " ".join(sentences) if len(sentences) > 1 or sentences[0] != text.strip() else text
 
