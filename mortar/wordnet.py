@@ -183,6 +183,11 @@ def names_an_agent(lemma: str) -> bool:
     return _first_sense_is_a(lemma, ("organism", "social_group"))
 
 
+def names_a_person(lemma: str) -> bool:
+    """The noun's most frequent sense is a person ('nurse', 'volunteer', 'aunt'); not a group nor an animal."""
+    return _first_sense_is_a(lemma, ("person",))
+
+
 def names_a_place(lemma: str) -> bool:
     """The noun's most frequent sense is a location, a structure, a facility or a way ('car park', 'station',
     'kitchen', 'trail'): something that can be the answer to 'where'."""

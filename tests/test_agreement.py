@@ -398,6 +398,12 @@ def outcome(oracle, question, a, b):
     ("What does the big key open?", "The big key opens what the big key opens at the hall.", "I can't say.",
      NO_ANSWER),
     ("How much is in the fund?", "£3.2m.", "3.2 million pounds, in what is called the Hall Fund.", AGREE),
+    # to 'who', a day, a number or a place named by what is in it names nobody; 'which person' asks who
+    ("Who locks the hall?", "On Tuesdays and Fridays.", "Tomorrow at 8:00.", NO_ANSWER),
+    ("Who locks the hall?", "Thirty years.", "It's behind the chess club noticeboard.", NO_ANSWER),
+    ("Who locks the hall?", "On Tuesdays and Fridays.", "Omar Haddad.", DIFFER),
+    ("Which person keeps the keys?", "07700 900 731.", "I can't say.", NO_ANSWER),
+    ("Which person keeps the keys?", "07700 900 731.", "Lena Vogt.", DIFFER),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected

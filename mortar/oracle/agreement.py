@@ -32,7 +32,8 @@ from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WOR
 from mortar.nlp import stop_words
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
-from mortar.wordnet import WordNetMissing, names_a_place, names_an_agent, regions_of, senses, synonyms
+from mortar.wordnet import (WordNetMissing, names_a_person, names_a_place, names_an_agent, regions_of, senses,
+                            synonyms)
 
 AGREE, DIFFER, NO_ANSWER = "agree", "differ", "no answer"
 NAME_QUESTIONS = ("who", "whom", "whose", "which")  # the answer is a name, in whatever sentence it stands
@@ -375,7 +376,7 @@ def _vague(q, r, polarity) -> str | None:
         given = any(not _a_year(x, r.text) for x in counts) or bool(AMOUNT_WORDS.search(r.text.lower()))
     elif q.numeric:  # 'Until the library closed.' to 'How long did the games last?'; no price says how long
         given = any(_fits_the_span(q, x, r.text) for x in counts) or _says_a_time(r.text.lower(), q)
-    elif q.wh in ("who", "whom", "whose"):
+    elif _asks_who(q):
         given = bool(names or _names_in(q, r)) or any(_an_agent(n) for n in new_nouns) or _says_none(r) \
             or bool(ALL_OR_NONE.search(r.text.lower()))
     elif q.wh == "where":
@@ -795,7 +796,9 @@ def non_answer(q, r, polarity=None) -> str | None:
         return "gives no time of day"  # 'It starts with the traffic on 97.4 FM.' to 'What time did it start?'
     # who 'the person who runs the school' is, is not said by the school
     about = {n for h, nouns in r.clauses.items() if h in GENERIC for n in nouns}
-    if q is not None and q.wh in ("who", "whom", "whose") and not _names_someone(r, q) and not EVERYONE.search(plain) \
+    # a noun that only says which thing another is says no one ('the red panda enclosure')
+    about |= {m for h, mods in r.modifiers.items() for m in mods.get("compound", ())} - r.modifiers.keys()
+    if q is not None and _asks_who(q) and not _names_someone(r, q) and not EVERYONE.search(plain) \
             and not any(_an_agent(n) for n in r.nouns - about if not any(same_word(n, x) for x in q.lemmas)):
         return "names nobody"  # 'The captain was already there.' to 'Who is the captain?'
     if q is not None and q.role and r.unnamed_subjects \
@@ -838,6 +841,18 @@ def _says_itself(q, sentence: str) -> bool:
 
 
 DO = {"does": "do", "did": "do", "done": "do", "doing": "do"}
+
+
+def _asks_who(q) -> bool:
+    """'Who …?', or 'Which person …?', 'Which member of staff …?': a question a person answers."""
+    if q.wh in ("who", "whom", "whose"):
+        return True
+    m = re.search(r"\bwhich (\w+)", q.text.lower())
+    if q.wh != "which" or m is None:
+        return False
+    noun = m.group(1)
+    noun = noun[:-1] if re.search(r"[^s]s$", noun) else noun  # 'Which volunteers …?'
+    return noun in ("person", "people") or (len(noun) > 2 and names_a_person(noun))
 
 
 def _copies(said: str, question: str) -> bool:
@@ -932,7 +947,7 @@ def _names_no_place(r) -> list:
         return e in r.places and any(re.search(rf"\b(?:in|at|on|near|inside) (?:the )?(?:\w+ )?{re.escape(w)}\b",
                                                r.text.lower()) for w in e)
 
-    return [e for e in r.entities if not where(e)]
+    return [e for e in r.entities if not where(e) and not all(_a_day(w) for w in e)]  # not 'Tuesdays'
 
 
 def _names_someone(r, q) -> bool:
@@ -1089,13 +1104,19 @@ def _capitalised(text: str, question: str = "") -> list[str]:
     could …'), not a date ('The designer visited the site on 3 April.'), nor a word the question writes in lower case
     ('Night crew runs from 18:00.' to 'Who leads the night crew?')."""
     stop = stop_words()
-    skip = stop | CALENDAR | set(re.findall(r"\b[a-z][\w'-]*", question))
+    skip = stop | set(re.findall(r"\b[a-z][\w'-]*", question))
     return [w for w in re.findall(r"\b[A-Z][\w'-]*", text.replace("’", "'"))
             if w.lower() not in skip and w.lower().split("'")[0] not in stop  # "It's"
-            and not is_number_word(w.lower())]  # 'Thirty years.
+            and not _a_day(w.lower()) and not is_number_word(w.lower())]  # 'On Tuesdays.', 'Thirty years.'
 
 
 CALENDAR = frozenset(CLOSED_CLASSES["weekday"] | CLOSED_CLASSES["month"])
+RELATIVE_DAYS = frozenset({"today", "tomorrow", "tonight", "yesterday"})
+
+
+def _a_day(word: str) -> bool:
+    """A (lower-case) day or month: 'friday', 'fridays', 'tomorrow'."""
+    return word in CALENDAR or word in RELATIVE_DAYS or (word.endswith("s") and word[:-1] in CALENDAR)
 
 
 def _evasive(q, r, polarity=None) -> bool:
