@@ -444,6 +444,18 @@ def test_a_title_in_capitals_the_story_gives_the_named_person_agrees_with_the_na
     assert outcome("Who said they had raised 240 euros?", "Omar Haddad.", "The Club Treasurer.") == DIFFER
 
 
+def test_two_places_the_story_writes_side_by_side_are_one_place(oracle):
+    story = ("The repair café meets at the Old Forge, 14 Mill Lane, on the first Saturday of the month. Bikes are "
+             "mended at the back. The next session moves from the Old Forge to Tanner's Yard.")
+
+    def outcome(a, b):
+        return oracle.compare("Where does the repair café meet?", a, b, story).outcome(oracle.threshold)
+
+    assert outcome("At the Old Forge.", "14 Mill Lane.") == AGREE
+    assert outcome("At the Old Forge.", "Tanner's Yard.") == DIFFER  # 'from … to …' names two places
+    assert outcome("At the Old Forge.", "22 Mill Lane.") == DIFFER
+
+
 def test_a_loop_is_read_once_and_a_repeated_word_gives_nothing(oracle):
     loop = "Omar won the trophy. He won the trophy. He won the trophy. He won the trophy. He won the"
     assert without_loop(loop) == ("Omar won the trophy.", None)

@@ -262,6 +262,10 @@ class AgreementJudge:
             within = _place_within(ra, rb) or _place_within(rb, ra)
             if within:  # 'She comes from Lima.' and 'She is from Peru.': one place, said at two scales
                 return Agreement(PASS, False, within)
+            together = story and _written_together(story, q, ra.text, rb.text)
+            if together:  # 'The Old Wash House.' and '27 Netherby Road.' where the story says 'The Old Wash House,
+                return Agreement(PASS, False, together)  # 27 Netherby Road'
+
             apart = _places_apart(q, ra, rb)
             if apart:  # 'On the sofa.' and 'In the damp bedroom.'
                 return Agreement(FAIL, False, apart)
@@ -563,6 +567,30 @@ def _places_apart(q, ra, rb) -> str | None:
     except WordNetMissing:
         return None
     return f"puts it {', '.join(sorted(sa))}, the other {', '.join(sorted(sb))}"
+
+
+PLACE_SPAN = re.compile(r"(?:\d+[a-z]?\s+)?[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|&\s+)?(?:[A-Z][\w'&-]*|\d+))*")
+BESIDE = r"\s*(?:,|\(|–|—|\bon\b|\bin\b|\bat\b)\s*(?:the\s+)?"  # 'X, Y', 'X (Y)', 'X on Y'; not 'X to Y'
+
+
+def _written_together(story: str, q, a: str, b: str) -> str | None:
+    """Do two answers name a place each that the story writes side by side, as one place said two ways ('The Old Wash
+    House, 27 Netherby Road'; 'Quarrybank Auto Centre, Unit 4')? Names the question says are not the answer."""
+    told, stop = story.lower(), stop_words()
+
+    def spans(text: str) -> list[str]:
+        found = [re.sub(r"^(?:(?:in|at|on|by|near|the|a|an)\s+)+", "", m.group(0).lower())
+                 for m in PLACE_SPAN.finditer(text)]
+        return [x for x in found if len(x) > 2 and x not in stop
+                and not all(any(same_word(w, y) for y in q.lemmas) for w in x.split())]
+
+    spans_a, spans_b = spans(a), spans(b)
+    for x in spans_a:
+        for y in spans_b:
+            if x != y and (re.search(re.escape(x) + BESIDE + re.escape(y), told)
+                           or re.search(re.escape(y) + BESIDE + re.escape(x), told)):
+                return f"the story writes {x} and {y} side by side"
+    return None
 
 
 def _place_names(r) -> set[str]:
