@@ -139,7 +139,8 @@ AGREEMENT_FILES = [DATA / f"agreement_pairs_{name}.jsonl" for name in ("dev", "h
                                                                         "dev8", "heldout7", "dev9", "heldout8",
                                                                         "dev10", "heldout9", "dev11", "heldout10",
                                                                         "dev12", "heldout11", "dev13", "heldout12",
-                                                                        "real_dev", "real_heldout", "real_heldout2")]
+                                                                        "real_dev", "real_heldout", "real_heldout2",
+                                                                        "dev14", "heldout13")]
 KINDS = ("gold", "wordy", "paraphrase", "wrong_entity", "long_wrong", "unknown")
 
 

@@ -760,7 +760,8 @@ NUMERIC_QUESTION = re.compile(
     r"^\W*(?:and |so |but )?(?:(?:for|by|in|at|on|to|of|after|within|since|until|till|from) )?"
     r"(?:how (?:many|much|long|old|far|high|big|tall|"
     r"deep|heavy|fast|often|low|large|wide|small|early|late|soon)|what (?:time|year|age|date|percentage|number|"
-    r"size|height|temperature|distance|speed|weight|price)|when|which year|in which year)\b")
+    r"size|height|temperature|distance|speed|weight|price|mileage|length|depth|width)|when|which year|"
+    r"in which year)\b")
 
 
 PREVENTING = {"stop", "prevent", "avoid"}  # verbs whose verb complement does not happen

@@ -404,6 +404,12 @@ def outcome(oracle, question, a, b):
     ("Who locks the hall?", "On Tuesdays and Fridays.", "Omar Haddad.", DIFFER),
     ("Which person keeps the keys?", "07700 900 731.", "I can't say.", NO_ANSWER),
     ("Which person keeps the keys?", "07700 900 731.", "Lena Vogt.", DIFFER),
+    # 'which days' asks for days; an amount of another kind (a light level, a date) says no temperature or mileage
+    ("On which days does the club meet?", "The fee is 2 euros a year.", "The number is 0345 210 7788.", NO_ANSWER),
+    ("On which days does the club meet?", "The fee is 2 euros a year.", "On Thursdays.", DIFFER),
+    ("What temperature was the library?", "Light of no more than 50 lux.", "I can't say.", NO_ANSWER),
+    ("What mileage did the van show?", "28 April 2023.", "I can't say.", NO_ANSWER),
+    ("What mileage did the van show?", "61,870 miles.", "I can't say.", DIFFER),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected

@@ -321,6 +321,10 @@ BECAUSE = re.compile(r"\W*(?:(?:it's|it is|it was|that's|that is|probably|maybe|
 # one of a group, not which one: 'One of the three sharks has a notch.', 'Someone from the museum's staff.'
 ONE_OF = re.compile(r"\W*(?:(?:it|he|she|they)(?:'s| is| was| are| were|'re) )?(?:just |probably |maybe |perhaps )?"
                     r"(?:one|some|any|someone|somebody|anyone|a member|members|a few) (?:of|from)\b")
+DAYS_ASKED = re.compile(r"\b(?:which|what) days\b")  # weekdays, not 'the day the fair opens'
+DAY_WORDS = re.compile(r"\b(?:(?:week|holi|every ?|each |all |other |alternate )days?|weekends?|daily|nightly|"
+                       r"every (?:other )?(?:morning|evening|night)|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+                       r"none|never|today|tomorrow)\b")
 TERM_ASKED = re.compile(r"\b(?:what|which) (colou?rs?|month|season)\b")
 SHORT_NEW = 3  # content words beyond the question's: two answers this short that share none differ plainly
 IN_DOUBT = (0.2, 0.5)  # judged scores between a shown difference and agreement: read as agreeing
@@ -853,6 +857,9 @@ def non_answer(q, r, polarity=None) -> str | None:
     term = _term_asked(q)
     if term and not r.closed.get(term):
         return f"gives no {term}"  # 'She wears the usual uniform.' to 'What colour are her overalls?'
+    if q is not None and DAYS_ASKED.search(q.text.lower()) and not r.closed.get("weekday") \
+            and not r.closed.get("month") and not DAY_WORDS.search(plain):
+        return "gives no days"  # 'The number is 0345 210 7788.' to 'On which days is the helpline open?'
     return None
 
 
@@ -908,9 +915,14 @@ def _of_the_kind_asked(q, figures: list) -> bool:
     units say nothing ('Relative humidity of 45 to 55 per cent.', 'It takes three hours.'); a bare number beside
     them is read in their unit ('45 to 55 per cent'), a bare number alone or a counted noun may be of the kind."""
     asked = next((dims for pattern, dims in MEASURE_ASKED if pattern.search(q.text.lower())), None)
-    if asked is None or any(x.dim in asked or x.noun for x in figures):  # a counted noun may be a unit: 'NOK 650'
+    if asked is None:
         return True
-    return not any(x.dim for x in figures)
+    # a counted noun may be a currency ('NOK 650'), not a unit of other things: a light level in lux says no
+    # temperature, 'two skeins' no weight, '28 April' no mileage
+    money = bool(asked & MONEY)
+    if any(x.dim in asked or (x.noun and money and not _a_day(x.noun)) for x in figures):
+        return True
+    return not any(x.dim or x.noun for x in figures)
 
 
 def _fits_the_span(q, x, text: str) -> bool:
@@ -1046,6 +1058,7 @@ MEASURE_ASKED = [  # a question that names the kind of amount it asks for, and t
                 r"|\bwhat (?:is|was|are|were|will be) the (?:\w+ )?(?:price|fee|fare|cost|charge)s?\b"),
      {*MONEY, "cent", "penny"}),
     (re.compile(r"\bhow old\b|\bwhat age\b"), {"year", "s"}),
+    (re.compile(r"\bwhat (?:\w+ )?(?:mileage|distance|length|height|depth|width)\b"), {"m"}),
 ]
 SPAN_ASKED_DIMS = {"long": {"s", "year", "m"}, "far": {"m", "s", "year"}}  # a walk of two hours says how far too
 PHONE_ASKED = re.compile(r"\b(?:number|phone|telephone|ring|call|dial|text|contact)\b")
