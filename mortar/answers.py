@@ -114,6 +114,7 @@ UNITS = {  # surface form → (canonical unit, factor to the dimension's base un
     **{w: ("l", 0.01) for w in ("cl", "centilitre", "centilitres", "centiliter", "centiliters")},
     **{w: ("l", 0.015) for w in ("tbsp", "tablespoon", "tablespoons", "tablespoonful", "tablespoonfuls")},
     **{w: ("l", 0.005) for w in ("tsp", "teaspoon", "teaspoons", "teaspoonful", "teaspoonfuls")},
+    **{w: ("l", 0.568) for w in ("pint", "pints")},  # the imperial pint
 }
 CURRENCY_SYMBOLS = {"$": "dollar", "£": "pound", "€": "euro"}
 MONEY = set(CURRENCY_SYMBOLS.values())  # the currencies (their cents and pence are dimensions of their own)
@@ -122,7 +123,8 @@ AFTER_HALF_SIX = {",", ".", ";", ":", "!", "?", "-", "(", "in", "on", "at", "ton
                   "and", "or", "then", "sharp", "that", "this", "every", "each", "to", "until", "till"}
 AND_A_PART = {"half": 0.5, "quarter": 0.25, "quarters": 0.25, "third": 1 / 3}  # 'two and a quarter metres'
 MONEY_SCALES = {"k": 1e3, "m": 1e6, "mn": 1e6, "bn": 1e9}
-SPAN_UNITS = {"minute", "hour", "day", "week", "fortnight", "month", "year", "decade", "inch", "mile"}  # 'a' counts one
+SPAN_UNITS = {"minute", "hour", "day", "week", "fortnight", "month", "year", "decade", "inch", "mile",  # 'a' counts one
+              "kilo", "kilogram", "litre", "liter", "metre", "meter", "kilometre", "kilometer", "pint", "gram"}
 
 ONES = {"zero": 0, "nought": 0, "nil": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
         "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
@@ -173,6 +175,9 @@ class Quantity:
         if self.dim == other.dim == CLOCK[0]:
             return _same_hour(self, other)
         if self.dim and other.dim and self.dim not in CLOCK and other.dim not in CLOCK:
+            for big, small in ((self, other), (other, self)):  # '£1.50' is '150p'
+                if SMALL_CHANGE.get(big.dim) == small.dim:
+                    return _close(big.base * 100, small.base, big.approx or small.approx)
             if self.dim != other.dim:
                 return False
             # as said, not in the base unit: 'about 3 hours' is close to '3 hours and 5 minutes', not to '4 hours'
@@ -352,6 +357,13 @@ def quantities(text: str) -> list[Quantity]:
             out.append(Quantity(float(digits), PHONE, float(digits), text=" ".join(words[i:j])))
             i = j
             continue
+        m = re.fullmatch(r"([01]\d|2[0-3])([0-5]\d)", w)
+        if m and (w.startswith("0") or words[i + 1:i + 2] in (["hours"], ["hrs"], ["h"]) or _in_24h_range(words, i)):
+            # the 24-hour clock without a colon: '0900', '0830 to 1730', '1400 hours' (not the year 1730 alone)
+            out += [Quantity(float(m.group(1)), CLOCK[0], text=w, meridiem="am" if w.startswith("0") else None),
+                    Quantity(float(m.group(2)), CLOCK[1], text=w)]
+            i += 2 if words[i + 1:i + 2] in (["hours"], ["hrs"], ["h"]) else 1
+            continue
         if w in HOUR_WORDS:
             out.append(Quantity(float(HOUR_WORDS[w]), CLOCK[0], text=w, meridiem="am" if w == "midnight" else "pm"))
             i += 1
@@ -420,6 +432,10 @@ def quantities(text: str) -> list[Quantity]:
             j += 1
         if j < len(words) and words[j] == "dozen" and w not in MULTIPLES:
             value, j = value * 12, j + 1  # 'six dozen' is 72
+        if w in MULTIPLES and words[j:j + 1] == ["of"] and j + 1 < len(words) and words[j + 1] in SCALES:
+            value, j = value * SCALES[words[j + 1]], j + 2  # 'a couple of hundred'
+        if w in ("dozen", "dozens") and words[j:j + 3] == ["and", "a", "half"]:
+            value, j = value * 1.5, j + 3  # 'a dozen and a half' is 18
         if j + 2 < len(words) and words[j] == "and" and words[j + 1] in ("a", "one", "three") \
                 and words[j + 2] in AND_A_PART:
             value += AND_A_PART[words[j + 2]] * (3 if words[j + 1] == "three" else 1)
@@ -502,6 +518,16 @@ def _pronoun_one(words: list[str], i: int) -> bool:
 
 
 SMALL_CHANGE = {"pound": "penny", "dollar": "cent", "euro": "cent"}
+RANGE_WORDS = ("to", "until", "till", "-", "–")
+
+
+def _in_24h_range(words: list[str], i: int) -> bool:
+    """Is the four-digit number at i one end of a range whose other end is on the 24-hour clock ('0830 to 1730')?"""
+    def clock(w: str) -> bool:
+        return re.fullmatch(r"0\d[0-5]\d", w) is not None
+
+    return (i >= 2 and words[i - 1] in RANGE_WORDS and clock(words[i - 2])) or (
+        i + 2 < len(words) and words[i + 1] in RANGE_WORDS and clock(words[i + 2]))
 
 
 def _with_pence(found: list[Quantity], text: str) -> list[Quantity]:

@@ -19,6 +19,8 @@ def values(text):
     ("around one point two million", [1.2e6]), ("the cheaper one", []), ("one of the two options", [1, 2]),
     ("between two thousand two hundred and two thousand eight hundred", [2200, 2800]),
     ("one million and two thousand", [1002000]), ("They finished runner-up.", [2]),
+    ("six dozen rolls", [72]), ("a dozen and a half eggs", [18]), ("a couple of hundred", [200]),
+    ("her eightieth birthday", [80]), ("in 1730 the mill was built", [1730]),
 ])
 def test_numbers_in_digits_and_words(text, expected):
     assert values(text) == pytest.approx(expected)
@@ -28,6 +30,7 @@ def test_numbers_in_digits_and_words(text, expected):
     ("8:15 am", (8, 15)), ("half past eight", (8, 30)), ("quarter to midnight", (11, 45)),
     ("twenty to ten", (9, 40)), ("seventeen minutes past four", (4, 17)), ("at 11:45 p.m.", (11, 45)),
     ("the ten-to-six train", (5, 50)), ("the 9.14 from Leeds", (9, 14)), ("on the 7.30 train", (7, 30)),
+    ("opens at 0900", (9, 0)), ("1400 hours", (14, 0)), ("0830 to 1730", (8, 30, 17, 30)),
 ])
 def test_clock_times(text, hour_minute):
     assert tuple(values(text)) == hour_minute
@@ -43,6 +46,9 @@ def test_units_convert_and_differ():
     assert quantities("forty minutes")[0].matches(quantities("forty")[0])  # no unit on one side: as written
     assert quantities("$5")[0].matches(quantities("5 dollars")[0])
     assert quantities("95%")[0].matches(quantities("95 percent")[0])
+    assert quantities("£1.50")[0].matches(quantities("150p")[0]) and not quantities("£1.50")[0].matches(
+        quantities("15p")[0])  # pounds and pence
+    assert quantities("a pint")[0].matches(quantities("568 ml")[0])
     # approximate fractions may differ a little; years may not
     assert quantities("nearly 33 percent")[0].matches(quantities("almost a third")[0])
     assert not quantities("2019")[0].matches(quantities("about 2020")[0])
