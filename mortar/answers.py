@@ -232,6 +232,8 @@ def _words(text: str) -> list[str]:
     text = re.sub(r"(\d)\s*°\s*c\b", r"\1 °c", text)
     text = re.sub(r"(\d)(km|kg|cm|mm|m|g|s|h|hrs?|mins?|secs?|kms|kgs|lbs?|am|pm)\b", r"\1 \2", text)
     text = text.replace("a.m.", "am").replace("p.m.", "pm")
+    # "a day's notice", "two weeks' pay": a span said as an owner
+    text = re.sub(r"\b(minute|hour|day|night|week|fortnight|month|year)(s?)'s?(?=\s|$)", r"\1\2", text)
     # a race time: '1:18.45' is minutes, seconds and hundredths (a clock has no hundredths)
     text = re.sub(r"\b(\d{1,2}):(\d{2}\.\d{1,2})\b", lambda m: f"{int(m.group(1)) * 60 + float(m.group(2)):g} seconds",
                   text)
@@ -540,7 +542,7 @@ def _with_pence(found: list[Quantity], text: str) -> list[Quantity]:
             and x.value == int(x.value)  # 'eighteen pounds ninety'
         if (pence or spoken) and x.value < 100 \
                 and re.search(rf"(?<!\S){re.escape(last.text)} (?:, )?(?:and )?{re.escape(x.text)}"
-                              + (r"\s*(?:[.,;:!?)]|$)" if spoken else ""), text):
+                              + (r"\s*(?:[.,;:!?)]|$|(?:a|an|per|each|every|for)\b)" if spoken else ""), text):
             out[-1] = replace(last, value=last.value + x.value / 100, base=last.base + x.value / 100,
                               text=f"{last.text} and {x.text}")
         else:

@@ -135,6 +135,9 @@ GUIDE = ("You are standing in front of the Harbour Clock. In 2019 it was repaire
          "who found a maker's mark under the old paint.")
 
 
+FARM = "Dear Gwen,\nLambing is nearly over. My son Idris does the night checks and I take the day shift.\nBest wishes,\nEmrys"
+
+
 @pytest.mark.parametrize("question, gold, candidate, story, right", [
     # a name for the gold's description, and a description for the gold's name, read through the story
     ("Who was pulled from the water?", "a 64-year-old swimmer", "Maeve Rourke", NEWS, True),
@@ -143,6 +146,9 @@ GUIDE = ("You are standing in front of the Harbour Clock. In 2019 it was repaire
     ("Who called the coastguard?", "Colette", "Her sister Colette.", NEWS, False),  # the story says friend
     ("Who called the coastguard?", "her friend Colette", "her friend", None, True),  # the gold's own description
     ("Who reached her?", "Tomás Breen", "Breen's brother", None, False),  # someone of Breen's, not Breen
+    # 'my son Idris' in a letter: the teller's son, named with the teller's name
+    ("Who does the night checks?", "Idris", "Emrys's son.", FARM, True),
+    ("Who does the night checks?", "Idris", "Emrys's daughter.", FARM, False),
     # the teller's own ('our restorer') is the museum's in the answer; another's is not
     ("Who repaired the clock?", "Dr Ines Moreau", "The museum's restorer.", GUIDE, True),
     ("Who repaired the clock?", "Dr Ines Moreau", "The museum's restorer.", GUIDE.replace("our", "a"), False),
@@ -499,6 +505,16 @@ def test_double_barrelled_names_and_a_closing_yes_or_no(oracle, question, gold, 
     ("What time does the hall open?", "10:00.", "Probably about 9 or 10 in the morning.", False),
     ("How old is the cox?", "14.", "She is 14.", True),
     ("How long will it take?", "2 or 3 days", "Two or three days.", True),
+    # a date or a name on one side of an 'or', another on the other
+    ("When is the class made up?", "26 March", "I think it could be either 19 March or 26 March.", False),
+    ("What is on at two?", "Chapel Choirs", "I think it's either Shanty and Folk or Chapel Choirs.", False),
+    ("What is on at two?", "Chapel Choirs", "Chapel Choirs, or the choir hour as they call it.", True),
+    # spoken sums before 'a' or 'per'; a span said as an owner; refusing verbs say no
+    ("What does the shearer charge?", "£1.90 a head", "One pound ninety per sheep.", True),
+    ("What does the shearer charge?", "£1.90 a head", "One pound eighty per sheep.", False),
+    ("How much notice is needed?", "24 hours", "A day's notice.", True),
+    ("Did Hattie get a result?", "No.", "She was disqualified at control 11.", True),
+    ("Did Livia obey her father?", "No.", "She defies him and lights the lantern.", True),
 ])
 def test_two_numbers_offered_hedge(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right

@@ -435,8 +435,9 @@ class AnswerJudge:
         # to 'who', a place the answer names ('Her sibling from Lima.') is where someone is, not another someone,
         # unless the reference names a place too ('restaurants in Glasgow')
         aside = c.places if q is not None and q.wh in ("who", "whom", "whose") and not r.places else []
-        if re.search(r"\b(?:his|her|their)\b", r.text.lower()):
-            aside = aside + c.possessors  # "Edith Harwood's nephew" for 'her nephew, Dr Samuel Harwood'
+        if re.search(r"\b(?:his|her|their)\b", r.text.lower()) or (q is not None and q.wh in ("who", "whom")):
+            # "Edith Harwood's nephew" for 'her nephew, Dr Samuel Harwood'; to 'who', "Emrys's son" names the son
+            aside = aside + c.possessors
         aside = aside + c.described  # 'the tree that Ruth's grandfather planted' is a tree, not Ruth
         new = [e for e in c.entities if not e <= known and e not in aside]
         found, missed = None, []
@@ -564,9 +565,10 @@ class AnswerJudge:
         told = set().union(*about) if about else set()
         # a person's name is short: not 'Kirchberg Volunteer Fire Brigade Duty Roster', a heading read as one
         persons = {w for *_, p in self._story_persons(story) if len(p) <= NAME_WORDS for w in p}
-        # the answer may name what the story says beside the entity ('the Comets captain'), but no other person
+        # the answer may name what the story says beside the entity ('the Comets captain'), but no other person, except
+        # as the one whose relative it is ("Livia's father" for Benedetto, where the story says 'his daughter Livia')
         if any(not (e <= name_words) and not countries(" ".join(e)) and (e & persons or not e <= told)
-               for e in c.entities):
+               and e not in c.possessors for e in c.entities):
             return None
         words = [w for w in c.content if not any(same_word(w, x) for x in echo)]
         if not [w for w in words if not any(same_word(w, x) for e in c.entities for x in e) or names_an_agent(w)]:
@@ -724,6 +726,22 @@ class AnswerJudge:
             hits = [any(x[0].matches(y) for y in r.quantities) for x in pair]
             if any(hits) and not all(hits):
                 return f"hedges between answers ({m.group(1)} or {m.group(2)}); the reference gives one"
+        sides = re.split(r"\bor\b", c.text, maxsplit=1)
+        if len(sides) == 2 and (r.entities or r.quantities):
+            # 'Either 19 March or 26 March.', 'Either Shanty and Folk or Chapel Choirs.': the reference on one side
+            # of the 'or', something of its own on the other
+            def gives(side: str) -> tuple[bool, bool]:
+                said = quantities(side)
+                names = {w.lower() for w in re.findall(r"\b[A-Z][\w'-]+", side)}
+                ref = any(e <= names for e in r.entities) or any(x.matches(y) for x in said for y in r.quantities)
+                own = any(not any(x.matches(y) for y in r.quantities) for x in said if x.dim or not x.noun) \
+                    or bool(names - set().union(*r.entities, set()) - {"i", "either", "maybe", "perhaps"})
+                return ref, own
+
+            (ref_l, own_l), (ref_r, own_r) = gives(sides[0]), gives(sides[1])
+            if (ref_l and not ref_r and own_r) or (ref_r and not ref_l and own_l):
+                shown = f"{sides[0].split()[-1] if sides[0].split() else ''} or {' '.join(sides[1].split()[:3])}"
+                return f"hedges between answers ({shown}); the reference gives one"
         if len(c.alternatives) < 2:
             return None
         words = set(r.lemmas)
@@ -845,7 +863,9 @@ def _teller(story: str, text: str) -> set[str]:
     """The owners an answer names for what the story calls its teller's own: 'museum' in "the museum's conservator"
     where an audio guide says 'our conservator', 'writer' in "the writer's grandmother" for 'my grandmother', and
     the owner its heading names."""
-    own = {normalize_word(m.group(1)) for m in re.finditer(r"\b(?:my|our) (?:\w+ )?(\w+)", story.lower())}
+    # 'my grandmother', 'our senior stylist', 'my son Idris': the word after 'my' or the one after it
+    own = {normalize_word(w) for m in re.finditer(r"\b(?:my|our) (\w+)(?: (\w+))?", story.lower()) for w in m.groups()
+           if w}
     # the heading names whose document it is: "the association's secretary" in 'Minutes of the … Association'
     heading = {normalize_word(w) for w in re.findall(r"\w+", story.strip().split("\n", 1)[0].lower())}
     return {normalize_word(m.group(1)) for m in re.finditer(r"\b(\w+)'s (?:\w+ )?(\w+)", text.lower().replace("’", "'"))
@@ -970,7 +990,8 @@ PRICE_QUESTION = re.compile(r"\bhow much\b.*\b(?:cost|costs|pay|pays|paid|charge
 
 
 # verbs that say the thing asked about did not happen, whatever it was
-REFUSING = frozenset({"decline", "refuse", "reject", "deny", "fail", "forget", "neglect", "lose", "miss"})
+REFUSING = frozenset({"decline", "refuse", "reject", "deny", "fail", "forget", "neglect", "lose", "miss", "defy",
+                      "disobey", "skip", "disqualify", "cancel", "postpone", "abandon", "withdraw", "scrap"})
 
 
 # "doesn't cost anything", 'will not cost a penny': a price of nothing said with a negation
