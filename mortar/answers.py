@@ -31,7 +31,8 @@ _SOURCE = r"(?:the )?(?:story|text|passage|article|report|book|novel|narrative|d
           r"interview|announcement)"
 _SAY = r"(?:say|said|says|mention|mentioned|mentions|tell|tells|told|state|stated|states|specify|specified|" \
        r"give|gives|given|name|names|named|include|includes|reveal|reveals|revealed|indicate|indicates|explain|" \
-       r"explains|provide|provides|provided|known|clear|available|listed|described|recorded)"
+       r"explains|provide|provides|provided|known|clear|available|listed|described|recorded|record|records|credit|" \
+       r"credits|credited|identify|identifies|identified|note|notes|noted|specifies)"
 UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"^\W*(?:unknown|unclear|not known|no idea|unanswerable|n/?a|none given|not stated|not mentioned|not given)\W*$",
     rf"^\W*(?:it(?:'s| is) |that(?:'s| is) )?not (?:stated|mentioned|given|specified|said) (?:in|by) {_SOURCE}\W*$",

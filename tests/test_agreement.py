@@ -404,6 +404,8 @@ def outcome(oracle, question, a, b):
     ("Who locks the hall?", "On Tuesdays and Fridays.", "Omar Haddad.", DIFFER),
     ("Which person keeps the keys?", "07700 900 731.", "I can't say.", NO_ANSWER),
     ("Which person keeps the keys?", "07700 900 731.", "Lena Vogt.", DIFFER),
+    # one answer offered beside another is a difference, not a doubt
+    ("On what day did the club meet?", "On Thursday.", "On Thursday or maybe the following Monday.", DIFFER),
     # 'which days' asks for days; an amount of another kind (a light level, a date) says no temperature or mileage
     ("On which days does the club meet?", "The fee is 2 euros a year.", "The number is 0345 210 7788.", NO_ANSWER),
     ("On which days does the club meet?", "The fee is 2 euros a year.", "On Thursdays.", DIFFER),

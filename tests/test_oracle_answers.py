@@ -112,7 +112,8 @@ def test_what_is_counted_is_the_plural_after_one_or_two_words():
     "It isn't mentioned.", "Not stated.", "No director is named.", "The text doesn't tell us.",
     "His age isn't mentioned in the story.", "That information isn't given.",
     "The newsletter doesn't say.", "The memo does not mention a date.", "It is not mentioned in the notice.",
-    "Not sure, sorry.", "Hard to say.", "Unsure.",
+    "Not sure, sorry.", "Hard to say.", "Unsure.", "The programme doesn't credit a costume designer.",
+    "The log does not record who found it.",
 ])
 def test_unknown_answers(text):
     assert is_unknown(text)
@@ -121,7 +122,7 @@ def test_unknown_answers(text):
 @pytest.mark.parametrize("text", [
     "No, she did not open it.", "Nobody brought soup that night.", "He didn't say anything to her.",
     "the night of August 3", "She knew because the letter came from Buenos Aires.", "no",
-    "Not given to him until later.", "He was not sure the bridge would hold.",
+    "Not given to him until later.", "He was not sure the bridge would hold.", "She noted the time and left.",
 ])
 def test_answers_that_are_not_unknown(text):
     assert not is_unknown(text)

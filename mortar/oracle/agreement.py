@@ -148,7 +148,8 @@ class AgreementJudge:
         for k, i in enumerate(undecided):
             (s1, r1), (s2, r2) = judged[2 * k], judged[2 * k + 1]
             score, reason = (s1, r1) if s1 >= s2 else (s2, r2)
-            if IN_DOUBT[0] <= score < IN_DOUBT[1] and not self._short_and_apart(*items[i][:3]):
+            if IN_DOUBT[0] <= score < IN_DOUBT[1] and not self._short_and_apart(*items[i][:3]) \
+                    and not reason.startswith("hedges between"):  # 'X or Y' beside 'X' shows a difference
                 # read as a reference, one answer is neither clearly the other's nor clearly apart from it (no other
                 # number, name, yes or no): a difference that is not shown is not reported
                 score, reason = IN_DOUBT[1], f"not shown to differ ({reason})"
