@@ -404,6 +404,9 @@ def outcome(oracle, question, a, b):
     ("Who locks the hall?", "On Tuesdays and Fridays.", "Omar Haddad.", DIFFER),
     ("Which person keeps the keys?", "07700 900 731.", "I can't say.", NO_ANSWER),
     ("Which person keeps the keys?", "07700 900 731.", "Lena Vogt.", DIFFER),
+    # a thing said to be itself, however long its name
+    ("Which bell did Omar ring?", "The bell for the fourth course was the bell for the fourth course.", "I can't say.",
+     NO_ANSWER),
     # one answer offered beside another is a difference, not a doubt
     ("On what day did the club meet?", "On Thursday.", "On Thursday or maybe the following Monday.", DIFFER),
     # 'which days' asks for days; an amount of another kind (a light level, a date) says no temperature or mileage

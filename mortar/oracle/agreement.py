@@ -59,7 +59,7 @@ NOT_TOLD = re.compile(r"\b(?:it|that|this)(?:'s not| is not| was not|'s never| i
 NOT_TOLD_LIKE = ("I don't know.", "The text does not say.", "It is not mentioned.", "No idea.", "It's not clear.",
                  "I can't tell.")
 NOT_TOLD_COSINE, NOT_TOLD_WORDS = 0.65, 6
-TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?(\w+(?: \w+){0,3}) (?:is|was|are|were|will be|should be|must be|"
+TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?(\w+(?: \w+){0,6}) (?:is|was|are|were|will be|should be|must be|"
                        r"means|meant) (?:just |only |still )?(?:the |a |an )?\1\W*$",
                        re.IGNORECASE)  # 'The ferry was the ferry.', 'Orange means orange.'
 # the subject's noun again as the head of what it is said to be, whatever follows: 'The captain is the captain of the
