@@ -404,9 +404,6 @@ def outcome(oracle, question, a, b):
     ("Who locks the hall?", "On Tuesdays and Fridays.", "Omar Haddad.", DIFFER),
     ("Which person keeps the keys?", "07700 900 731.", "I can't say.", NO_ANSWER),
     ("Which person keeps the keys?", "07700 900 731.", "Lena Vogt.", DIFFER),
-    # a thing said to be itself, however long its name
-    ("Which bell did Omar ring?", "The bell for the fourth course was the bell for the fourth course.", "I can't say.",
-     NO_ANSWER),
     # one answer offered beside another is a difference, not a doubt
     ("On what day did the club meet?", "On Thursday.", "On Thursday or maybe the following Monday.", DIFFER),
     # 'which days' asks for days; an amount of another kind (a light level, a date) says no temperature or mileage
@@ -453,6 +450,12 @@ def test_a_title_in_capitals_the_story_gives_the_named_person_agrees_with_the_na
 
     assert outcome("Who said they had raised 240 euros?", "Lena Vogt.", "The Club Treasurer.") == AGREE
     assert outcome("Who said they had raised 240 euros?", "Omar Haddad.", "The Club Treasurer.") == DIFFER
+
+
+def test_a_thing_said_to_be_itself_answers_nothing_however_long_its_name(oracle):
+    agreed = oracle.compare("Which bell did Omar ring?", "The bell for the 14th course was the bell for the 14th "
+                            "course.", "The tenor bell.")
+    assert agreed.outcome(oracle.threshold) == DIFFER and agreed.reason.endswith("says a thing is itself")
 
 
 def test_two_places_the_story_writes_side_by_side_are_one_place(oracle):
