@@ -398,6 +398,9 @@ def outcome(oracle, question, a, b):
     ("What does the big key open?", "The big key opens what the big key opens at the hall.", "I can't say.",
      NO_ANSWER),
     ("How much is in the fund?", "£3.2m.", "3.2 million pounds, in what is called the Hall Fund.", AGREE),
+    # a sentence about the story itself tells nothing of what is asked, however often it is said
+    ("When did the hall open?", "The story is set in 2024.", "The story is set in 2024.", NO_ANSWER),
+    ("When did the hall open?", "The story is set in 2024.", "In 2019.", DIFFER),
     # to 'who', a day, a number or a place named by what is in it names nobody; 'which person' asks who
     ("Who locks the hall?", "On Tuesdays and Fridays.", "Tomorrow at 8:00.", NO_ANSWER),
     ("Who locks the hall?", "Thirty years.", "It's behind the chess club noticeboard.", NO_ANSWER),

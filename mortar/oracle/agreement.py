@@ -301,6 +301,9 @@ TAG_QUESTION = re.compile(r",\s*(?:maybe|perhaps|probably|i think|i guess|i beli
 # an answer that says the question again in other words: 'The question is what …', 'You asked what …'
 REPORTED = re.compile(r"\W*(?:the question (?:is|was|asks)|you(?:'re| are)? ask(?:ed|ing)|you(?:'d like| want| wanted)"
                       r" to know)\b", re.IGNORECASE)
+# a sentence about the text itself, not about what it tells: 'The story is set in 2024.', 'The passage is about a fox.'
+ABOUT_THE_TEXT = re.compile(r"\W*(?:the|this) (?:story|text|passage) (?:is|was) (?:set|about|written|told)\b",
+                            re.IGNORECASE)
 FREE_RELATIVE = re.compile(r"\b(?:what(?:ever)?|the (?:\w+ )?(?:job|thing|work|one)s? (?:that|which))\b(.*)")
 EXCLAMATIVE = re.compile(r"\W*(?:(?:ooh+|oh|wow|aw+)\W*)?(?:what an?|how)\b")  # 'Oh, what a lovely pattern!'
 PLACE_PHRASE = re.compile(r"\b(?:in|at|on|near|under|behind|inside|outside|beside|next to|opposite|above|below|by)\s+"
@@ -773,6 +776,8 @@ def non_answer(q, r, polarity=None) -> str | None:
         return "copies the question"
     if sentences and all(REPORTED.match(s) for s in sentences):
         return "says the question again"  # 'The question is what the guests should bring.'
+    if sentences and all(ABOUT_THE_TEXT.match(s) for s in sentences):
+        return "talks about the story itself"
     if _asks(q) and sentences and all(_says_itself(q, s) for s in sentences):
         return "says a thing does what it does"
     said = [s for s in sentences if not FILLER.fullmatch(s.lower())]  # 'Hmm, let me think.' says nothing
