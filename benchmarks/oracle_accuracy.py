@@ -118,6 +118,17 @@ schedule, orienteering results, boat-storage contract, opera synopsis, volunteer
 sheep farmer's letter); and agreement_pairs_real_dev2, 105 pairs of SmolLM2's answers on stories of
 answer_pairs_dev4 and dev9, labelled by a helper. First readings with that session's starting code: dev14 0.807 /
 0.941, heldout13 0.803 / 0.904, real_dev2 0.857 / 0.686; answer_pairs_dev10 0.894 / 0.947.
+Written on 2026-11-28 (eleventh session) the same way, 250 pairs each: agreement_pairs_dev15 (warranty claim, ferry
+incident log, band chat, bat survey, damp report, parents' evening booking, chapel notices, lambing diary in dialect,
+jumble-sale plan, window-cleaner handover) and the held-out agreement_pairs_heldout14 (seat-change notice, tenants'
+meeting transcript, babysitting note, rabbit-show results, pacer briefing, invoice dispute, lighthouse appeal,
+role-play session recap, vet's dental estimate, forge apprentice's logbook), with degenerate and repetitive outputs
+of the kind a 135M model gives; answer_pairs_dev11 (lift engineer's note, carpool chat, fable, oral history,
+scholarship letter, field notes, sailing protest decision, cello repair email, balloon flight log, swimming forum) and
+the held-out answer_pairs_heldout10 (jury summons, session recap, window-cleaner texts, butterfly transect, panto
+review, genealogy forum, balloon briefing, clock appeal, will codicil, children's story); and
+agreement_pairs_real_dev3, 50 pairs of SmolLM2's answers on stories of answer_pairs_dev10, labelled by a helper. First readings with the starting
+code of 2026-11-29: heldout14 "they differ" 0.795 / 0.874; answer_pairs_heldout10 bug precision / recall 0.904 / 0.931.
 """
 
 from __future__ import annotations
@@ -141,9 +152,10 @@ DEFAULT_FILES = [DATA / f"answer_pairs_{name}.jsonl" for name in ("dev", "heldou
                                                                     "dev4", "dev5", "dev6", "heldout3", "independent",
                                                                     "heldout5", "heldout6", "dev7", "heldout7",
                                                                     "dev8", "heldout8", "dev9", "heldout9",
-                                                                    "dev10")]
+                                                                    "dev10", "dev11", "heldout10")]
 # the answer-pairs files no rule was tuned on; the others: development
-HELD_OUT = {"heldout3", "independent", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9"}
+HELD_OUT = {"heldout3", "independent", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9",
+            "heldout10"}
 AGREEMENT_FILES = [DATA / f"agreement_pairs_{name}.jsonl" for name in ("dev", "holdout", "heldout2", "heldout3",
                                                                         "heldout4", "dev5", "dev6", "dev7",
                                                                         "independent", "heldout5", "heldout6",
@@ -151,7 +163,8 @@ AGREEMENT_FILES = [DATA / f"agreement_pairs_{name}.jsonl" for name in ("dev", "h
                                                                         "dev10", "heldout9", "dev11", "heldout10",
                                                                         "dev12", "heldout11", "dev13", "heldout12",
                                                                         "real_dev", "real_heldout", "real_heldout2",
-                                                                        "dev14", "heldout13", "real_dev2")]
+                                                                        "dev14", "heldout13", "real_dev2",
+                                                                        "dev15", "heldout14", "real_dev3")]
 KINDS = ("gold", "wordy", "paraphrase", "wrong_entity", "long_wrong", "unknown")
 
 
