@@ -68,6 +68,11 @@ UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"(?:but )?not\b",
     rf"^\W*only (?:the|its|his|her|their) [\w' -]+ (?:is|are|was|were) (?:{_SAY})\b.*[,;:\-–—]\s*(?:but )?not\b",
     r"\b(?:don't|do not|doesn't|does not|didn't|did not) know yet\b",
+    # the teller leaves it out: 'He doesn't say what his wages were.', 'She never mentions how old she was.'
+    r"^\W*(?:he|she|they) (?:doesn't|does not|didn't|did not|never) (?:say|says|mention|mentions|tell us|state|specify)"
+    r" (?:what|how|where|when|who|whom|whose|which|why|whether|if)\b",
+    # 'That isn't recorded - the survey hadn't happened yet.'
+    rf"^\W*(?:that|this|it)(?: is|'s| was)? (?:not|n't|isn't|wasn't) (?:actually |explicitly )?{_SAY}\b(?!.*\bbut\b)",
 )]
 
 
@@ -154,6 +159,10 @@ _TOKEN = re.compile(r"\d{1,2}:\d{2}|\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:st|
 
 CLOCK = ("clock-hour", "clock-minute")
 # what a clock time names when said as 'the 9.14 …' (a decimal otherwise)
+CLOCK_BEFORE = {"at", "from", "by", "before", "after", "around", "about"}  # '… at 8.05'
+SPAN_TO = {"to", "till", "until", "and", "-", "–"}  # '8.15 till 9.30', after a time
+AFTER_A_TIME = [[w] for w in ("on", "and", "to", "till", "until", "or", "sharp", "prompt", "tomorrow", "tonight",
+                               "today", "every", "each", "daily")]  # not 'at 2.50 per kilo'
 DEPARTURES = {"from", "to", "service", "train", "bus", "coach", "ferry", "flight", "departure", "sailing", "boat"}
 PHONE = "phone"  # a telephone number: a label, matched digit for digit, no count or time
 
@@ -348,9 +357,11 @@ def quantities(text: str) -> list[Quantity]:
                     Quantity(float(m.group(2)), CLOCK[1], text=w)]
             i += 2
             continue
-        if m and int(m.group(1)) <= 23 and int(m.group(2)) < 60 and i > 0 and words[i - 1] in ("the", "at") \
-                and i + 1 < len(words) and words[i + 1] in DEPARTURES:
-            out += [Quantity(float(m.group(1)), CLOCK[0], text=w),  # 'the 9.14 from Scarrowby', 'the 7.30 train'
+        if m and int(m.group(1)) <= 23 and int(m.group(2)) < 60 and (
+                (i > 0 and words[i - 1] in ("the", "at") and i + 1 < len(words) and words[i + 1] in DEPARTURES)
+                or _part_of_day(words, i + 1) or (_after_a_time_word(words, i, out) and _ends_a_time(words, i))):
+            # 'the 9.14 from Scarrowby', 'the 7.30 train', '9.18 in the morning', 'lit at 7.40.', 'from 8.15 to …'
+            out += [Quantity(float(m.group(1)), CLOCK[0], text=w, meridiem=_part_of_day(words, i + 1)),
                     Quantity(float(m.group(2)), CLOCK[1], text=w)]
             i += 1
             continue
@@ -461,6 +472,9 @@ def quantities(text: str) -> list[Quantity]:
                 and words[j] not in UNITS and not is_number_word(words[j]) and UNITS.get(words[j + 1], ("",))[0] in (
                     "s", "year"):
             j += 1  # 'one full week', 'five working days'
+        if unit is None and words[j:j + 1] == ["-"] and j + 1 < len(words) and len(words[j + 1]) > 2 \
+                and words[j + 1] in UNITS:
+            j += 1  # 'a 26-foot yacht', 'a five-mile walk'
 
         if unit is None and j < len(words):
             two = " ".join(words[j:j + 3]) if j + 2 < len(words) else ""
@@ -474,6 +488,8 @@ def quantities(text: str) -> list[Quantity]:
                     j += 1
                 if words[j:j + 2] == ["and", "a"] and j + 2 < len(words) and words[j + 2] in AND_A_PART:
                     value, j = value + AND_A_PART[words[j + 2]], j + 3  # 'an hour and a half'
+                elif words[j:j + 3] == ["and", "three", "quarters"] and words[j + 3:j + 4] != ["of"]:
+                    value, j = value + 0.75, j + 3  # 'an hour and three quarters'
             elif words[j] in ("am", "pm", "o'clock", "oclock"):
                 unit, meridiem = CLOCK[0], words[j] if words[j] in ("am", "pm") else None
                 j += 1
@@ -671,6 +687,69 @@ def _number_between(words: list[str], i: int, low: float, high: float) -> tuple[
     d = _digits(words[i])
     run = (d, i + 1) if d is not None else _number_word_run(words, i)
     return run if run and low <= run[0] <= high else None
+
+
+def _after_a_time_word(words: list[str], i: int, out: list[Quantity]) -> bool:
+    """'at 8.05', 'from 8.15', or 'till 9.30' after a time: a number with two decimals said as a clock time."""
+    return i > 0 and (words[i - 1] in CLOCK_BEFORE or (words[i - 1] in SPAN_TO and bool(out) and out[-1].dim == CLOCK[1]))
+
+
+def _ends_a_time(words: list[str], i: int) -> bool:
+    """Nothing after the number that it could count or price ('at 7.40.', 'at 8.15 sharp'; not 'at 2.50 per kilo')."""
+    return i + 1 == len(words) or not re.match(r"\w", words[i + 1]) or [words[i + 1]] in AFTER_A_TIME
+
+
+JOINING = {"and", "or", "to", "till", "until", "through", "-", "–", "—", "&"}  # not a comma: '9.30, 9:31 pm'
+BESIDE_A_JOIN = {",", "from", "between", "before", "after", "at", "on", "the", "then", "£", "$", "€"}
+
+
+def number_points(text: str, found: list[Quantity]) -> list[tuple[int, int, str | None, float]]:
+    """The text's numbers (``found`` among its quantities) as points: (start, end, kind, value) in its words. A clock
+    time is one point, in minutes of the day; an amount its value in the base unit."""
+    words = " ".join(_words(text))
+    points, pos = [], 0
+    for k, x in enumerate(found):
+        if x.dim == CLOCK[1]:
+            continue
+        at = words.find(x.text, pos)
+        if not x.text or at < 0:
+            return []
+        pos = at + len(x.text)
+        if x.dim == CLOCK[0]:
+            minute = found[k + 1] if k + 1 < len(found) and found[k + 1].dim == CLOCK[1] else None
+            hour = x.value + 12 if x.meridiem == "pm" and x.value < 12 else x.value
+            kind = CLOCK[0] if x.meridiem or hour > 12 else "hour, am or pm"  # 'half past nine' is not 21:31
+            points.append((at, pos, kind, hour * 60 + (minute.value if minute else 0)))
+        else:
+            points.append((at, pos, x.dim or x.noun, x.base if x.dim and x.base is not None else x.value))
+    return points
+
+
+def joined_pairs(text: str, found: list[Quantity]) -> list[tuple[float, float]]:
+    """Two of the text's numbers said as a range or a list, the smaller first ('£3,200 to £4,100', '22:05 to 22:15',
+    'Tuesday 15 and Thursday 17 October', 'before 8am or after 6pm'): nothing between them but joining words; a bare
+    day ('15') joins a dated one ('17 October')."""
+    words, points = " ".join(_words(text)), number_points(text, found)
+    pairs = []
+    for (_, end, kind, a), (start, _, kind2, b) in zip(points, points[1:]):
+        between = set(words[end:start].split())
+        if (kind == kind2 or (kind is None and kind2 in CLOSED_CLASSES["month"])) and a < b \
+                and JOINING & between and between <= JOINING | BESIDE_A_JOIN | CLOSED_CLASSES["weekday"]:
+            pairs.append((a, b))
+    return pairs
+
+
+def dotted_as_clock(found: list[Quantity]) -> list[Quantity]:
+    """A bare '10.30' read as half past ten: where another answer gives a clock time, a number with two decimals that
+    could be one is one."""
+    out = []
+    for x in found:
+        m = re.fullmatch(r"(\d{1,2})\.([0-5]\d)", x.text) if x.dim is None else None
+        if m and int(m.group(1)) <= 23:
+            out += [Quantity(float(m.group(1)), CLOCK[0], text=x.text), Quantity(float(m.group(2)), CLOCK[1], text=x.text)]
+        else:
+            out.append(x)
+    return out
 
 
 def _part_of_day(words: list[str], j: int) -> str | None:

@@ -415,6 +415,32 @@ def outcome(oracle, question, a, b):
     ("What temperature was the library?", "Light of no more than 50 lux.", "I can't say.", NO_ANSWER),
     ("What mileage did the van show?", "28 April 2023.", "I can't say.", NO_ANSWER),
     ("What mileage did the van show?", "61,870 miles.", "I can't say.", DIFFER),
+    # a document said to record the thing asked gives nothing of it
+    ("What was the weather at the launch?", "The diary records the weather.", "The diary records the weather.",
+     NO_ANSWER),
+    ("What was the weather at the launch?", "The diary records the weather.", "Drizzle.", DIFFER),
+    # a bare '9.45' beside a clock time is that time
+    ("What time does the bus leave?", "9.45", "At a quarter to ten.", AGREE),
+    ("What time does the bus leave?", "9.45", "At half past nine.", DIFFER),
+    # one end of a range, one item of a list of two, is another answer; more detail of another kind is not
+    ("What will the repair cost?", "£150 to £220.", "£150.", DIFFER),
+    ("When is the fair?", "Saturday 3 and Sunday 4 May.", "Saturday 3 May.", DIFFER),
+    ("When is the fair?", "3 May.", "Saturday 3 May, from 10 am to 4 pm.", AGREE),
+    # a word that labels by its number names with the number
+    ("Which cottage has the parrot?", "The Hales at number 12.", "Number 7.", DIFFER),
+    ("Which cottage has the parrot?", "The Hales at number 12.", "Number 12.", AGREE),
+    # a price, a length or a span counts no things; a weight may ('500 g' of plums)
+    ("How many rooms does the inn have?", "3.5 km", "3.5 km", NO_ANSWER),
+    ("How many rooms does the inn have?", "They charge £80 for it.", "Nine.", DIFFER),
+    ("How many plums go in the jam?", "500 g.", "Half a kilo.", AGREE),
+    # a loop of an amount in words says the other's amount in figures
+    ("What did the boards cost?", "forty pound forty pound forty pound forty pound forty pound",
+     "£40 including the box.", AGREE),
+    # 'between A and B' is a place, not a list of two; to 'what happens', a clause with its own verb answers
+    ("Who fell on the ferry?", "Mr T. Oduya, a man of about sixty, on the stair between decks 1 and 2.", "Mr Oduya.",
+     AGREE),
+    ("What happened to the spills when the hall flooded?", "the the the the the the the the the the the",
+     "The spills went down the drain behind the hall.", DIFFER),
 ])
 def test_outcomes_read_from_what_each_answer_says(oracle, question, a, b, expected):
     assert outcome(oracle, question, a, b) == expected

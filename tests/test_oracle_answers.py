@@ -2,7 +2,8 @@
 
 import pytest
 
-from mortar.answers import is_unknown, normalize_text, normalize_word, quantities, same_word
+from mortar.answers import (CLOCK, dotted_as_clock, is_unknown, joined_pairs, normalize_text, normalize_word,
+                            quantities, same_word)
 
 
 def values(text):
@@ -31,6 +32,8 @@ def test_numbers_in_digits_and_words(text, expected):
     ("twenty to ten", (9, 40)), ("seventeen minutes past four", (4, 17)), ("at 11:45 p.m.", (11, 45)),
     ("the ten-to-six train", (5, 50)), ("the 9.14 from Leeds", (9, 14)), ("on the 7.30 train", (7, 30)),
     ("opens at 0900", (9, 0)), ("1400 hours", (14, 0)), ("0830 to 1730", (8, 30, 17, 30)),
+    # two decimals after a word of time, or before a part of the day, are a clock time; a price is not
+    ("The café shut at 4.50.", (4, 50)), ("from 6.15 till 7.45", (6, 15, 7, 45)), ("5.20 in the evening", (5, 20)),
 ])
 def test_clock_times(text, hour_minute):
     assert tuple(values(text)) == hour_minute
@@ -97,6 +100,31 @@ def test_a_year_falls_in_its_decade_or_century():
     assert not quantities("the 18th century")[0].matches(year)
 
 
+def test_two_decimals_are_a_price_or_a_time_as_the_words_around_them_say():
+    assert [q.dim for q in quantities("Pears at 2.40 per kilo.")] == [None]
+    (bare,) = quantities("6.45")
+    assert bare.dim is None and [(q.value, q.dim) for q in dotted_as_clock([bare])] == [(6, CLOCK[0]), (45, CLOCK[1])]
+    assert dotted_as_clock(quantities("7.75")) == quantities("7.75")  # no minute is 75
+
+
+def test_a_range_or_a_list_of_two_numbers_is_read_as_joined():
+    def joined(text):
+        return joined_pairs(text, quantities(text))
+
+    assert joined("£150 to £220.") == [(150, 220)]
+    assert joined("Saturday 3 and Sunday 4 May.") == [(3, 4)]
+    assert joined("before 9am or after 5pm") == [(540, 1020)]
+    assert joined("Under an hour - forty minutes.") == []  # said again more exactly, not a range
+    assert joined("half past nine, 9:30 pm") == []  # a comma alone joins nothing
+    assert joined("£18 for adults and £9 for children.") == []
+
+
+def test_an_hour_and_three_quarters_and_a_unit_joined_by_a_hyphen():
+    assert [q.base for q in quantities("an hour and three quarters")] == [6300]
+    assert [(q.value, q.dim) for q in quantities("a 30-foot ketch")] == [(30, "m")]
+    assert [q.dim for q in quantities("a 3-4 hour walk")][:1] == [None]  # a number after the hyphen: a range
+
+
 def test_counted_noun_is_kept():
     assert [(q.value, q.noun) for q in quantities("fourteen parents and six teachers")] == [(14, "parent"), (6, "teacher")]
 
@@ -114,6 +142,7 @@ def test_what_is_counted_is_the_plural_after_one_or_two_words():
     "The newsletter doesn't say.", "The memo does not mention a date.", "It is not mentioned in the notice.",
     "Not sure, sorry.", "Hard to say.", "Unsure.", "The programme doesn't credit a costume designer.",
     "The log does not record who found it.",
+    "She doesn't say what the cottage cost.", "That isn't recorded - the count was never finished.",
 ])
 def test_unknown_answers(text):
     assert is_unknown(text)
@@ -123,6 +152,7 @@ def test_unknown_answers(text):
     "No, she did not open it.", "Nobody brought soup that night.", "He didn't say anything to her.",
     "the night of August 3", "She knew because the letter came from Buenos Aires.", "no",
     "Not given to him until later.", "He was not sure the bridge would hold.", "She noted the time and left.",
+    "It was not clear at first, but the cat came home.", "She didn't say much to the vicar.",
 ])
 def test_answers_that_are_not_unknown(text):
     assert not is_unknown(text)
@@ -174,6 +204,7 @@ def test_how_often_a_thing_happens():
     assert rate("twenty-four hours a day") is None and rate("£20 a day") is None and rate("20 pounds a day") is None
 
 
-def test_a_decimal_is_no_clock_time_without_a_departure():
+def test_a_decimal_is_no_clock_time_without_a_word_of_time_around_it():
     assert [x.dim for x in quantities("It weighs 9.14 kg")] == ["g"]
-    assert quantities("at 7.30")[0].dim is None
+    assert quantities("sold at 7.30 a tray")[0].dim is None and quantities("7.30")[0].dim is None
+    assert quantities("at 7.30")[0].dim == CLOCK[0]

@@ -27,8 +27,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WORDS, PHONE, first_loop,
-                            is_number_word, normalize_text, quantities, rate, same_word)
+from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WORDS, PHONE, UNITS, dotted_as_clock,
+                            first_loop, is_number_word, joined_pairs, normalize_text, number_points, quantities,
+                            rate, same_word)
 from mortar.nlp import stop_words
 from mortar.oracle.aliases import canonical_names, countries
 from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
@@ -255,6 +256,9 @@ class AgreementJudge:
             if xa and xb:
                 return Agreement(PASS, False, "the same rate") if abs(xa - xb) <= 0.01 * max(xa, xb) \
                     else Agreement(FAIL, False, "different rates")
+        one = q is not None and ra.quantities and rb.quantities and _one_of_two(q, ra, rb)
+        if one:
+            return one
         if q is not None and (q.numeric or _measured(ra) & _measured(rb)):  # 'What will the maximum be?' '7 °C'
             numbers = _numbers(q, question, ra, rb)
             if numbers:
@@ -325,6 +329,7 @@ BECAUSE = re.compile(r"\W*(?:(?:it's|it is|it was|that's|that is|probably|maybe|
 # one of a group, not which one: 'One of the three sharks has a notch.', 'Someone from the museum's staff.'
 ONE_OF = re.compile(r"\W*(?:(?:it|he|she|they)(?:'s| is| was| are| were|'re) )?(?:just |probably |maybe |perhaps )?"
                     r"(?:one|some|any|someone|somebody|anyone|a member|members|a few) (?:of|from)\b")
+WHAT_HAPPENS = re.compile(r"\bwhat (?:happens|happened|will happen|would happen|is happening)\b")
 DAYS_ASKED = re.compile(r"\b(?:which|what) days\b")  # weekdays, not 'the day the fair opens'
 DAY_WORDS = re.compile(r"\b(?:(?:week|holi|every ?|each |all |other |alternate )days?|weekends?|daily|nightly|"
                        r"every (?:other )?(?:morning|evening|night)|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
@@ -394,6 +399,8 @@ def _vague(q, r, polarity) -> str | None:
     elif q.wh == "where":
         given = bool(names) or any(names_a_place(n) for n in new_nouns) or any(
             not any(same_word(m.group(1), x) for x in q.lemmas) for m in AT_A_PLACE.finditer(r.text.lower()))
+    elif WHAT_HAPPENS.search(q.text.lower()):  # an event: 'Water stays in the drum.'
+        given = bool(r.root) and not any(same_word(r.root, x) for x in q.lemmas | {"be", "have", "do"})
     else:
         given = bool(counts or names)
     if given:
@@ -416,8 +423,9 @@ def _inside(short, loop) -> bool:
 def _loop_in(loop, other, q) -> bool:
     """Is what a loop repeats part of the other's short answer, and not a word of the question ('Lena Lena …' and
     'Lena Vogt'; not 'Purser purser …' to 'Who is the purser?')?"""
-    words = set(loop.content) - (q.lemmas if q is not None else set())
     values = {x.value for x in loop.quantities}
+    units = {w for x in loop.quantities for w in x.text.split()}  # 'sixty-five pound …' and '£65': the value says it
+    words = set(loop.content) - (q.lemmas if q is not None else set()) - units
     return other.n_tokens <= 2 * SHORT and bool(words or values) and words <= set(other.lemmas) \
         and values == {x.value for x in other.quantities}  # not 'A voucher voucher …' and 'A £50 voucher.'
 
@@ -451,6 +459,9 @@ def _numbers(q, question, ra, rb) -> Agreement | None:
     if not {x.dim for x in xs} & {y.dim for y in ys}:  # 'Saturday 9 August, from 10 am' and 'the 9th of August'
         xs, ys = (_answering(r, asked, counted, any_unit=True) for r in (ra, rb))
     clock = [[x for x in found if x.dim == CLOCK[0]] for found in (xs, ys)]
+    if any(clock) and not all(clock):  # '10.30' beside 'half past ten': the other answer says it is a time
+        xs, ys = (found if hours else dotted_as_clock(found) for found, hours in zip((xs, ys), clock))
+        clock = [[x for x in found if x.dim == CLOCK[0]] for found in (xs, ys)]
     if all(clock):  # a time is its hour and its minutes together: 'half past eight' is not '9:30'
         xs, ys = ([(x, m) for x, m in zip(found, found[1:] + [None]) if x.dim == CLOCK[0]] for found in (xs, ys))
 
@@ -478,6 +489,18 @@ def _numbers(q, question, ra, rb) -> Agreement | None:
         return Agreement(PASS, False, f"the same number ({shown})")
     return Agreement(FAIL, False, f"different numbers ({', '.join(x.text for x in xs)}; "
                                   f"{', '.join(y.text for y in ys)})")
+
+
+def _one_of_two(q, ra, rb) -> Agreement | None:
+    """'£3,200 to £4,100' and '£3,200'; '22:05 to 22:15' and '22:05'; 'Tuesday 15 and Thursday 17 October' and
+    'Tuesday 15 October': one end of a range, or one item of a list of two, is another answer."""
+    asked = quantities(q.text)
+    xs, ys = ([x for x in r.quantities if not any(x.matches(a) for a in asked)] for r in (ra, rb))
+    for (r, big), (other, small) in (((ra, xs), (rb, ys)), ((rb, ys), (ra, xs))):
+        theirs = {v for *_, v in number_points(other.text, small)}
+        if len(theirs) == 1 and any(theirs & {a, b} for a, b in joined_pairs(r.text, big)):
+            return Agreement(FAIL, False, "one gives only one of the other's two")
+    return None
 
 
 def _a_range(text: str) -> bool:
@@ -676,8 +699,9 @@ def _listed(text: str) -> list[set[str]]:
     otherwise; none for other shapes ('The fitter, Ewa Kowalczyk, tightened it.', 'Lemon and lavender sponge,
     three tiers.') or a longer item ('The machine froze and he had to restart it at the airport terminal.')."""
     text = text.lower()
-    if not re.search(r"\b(?:and|or)\b[^,;]*$", text) or re.search(r"\b(?:and|or)\b.*[,;]", text):
-        return []  # the last item comes after 'and' or 'or', the others between commas: 'A, B and C'
+    if not re.search(r"\b(?:and|or)\b[^,;]*$", text) or re.search(r"\b(?:and|or)\b.*[,;]", text) \
+            or re.search(r"\bbetween\b[^,;]*\band\b[^,;]*$", text):
+        return []  # the last item after 'and' or 'or', the others between commas: 'A, B and C'; not 'between A and B'
     pieces = [p for p in re.split(r"[,;]|\band\b|\bor\b", text) if re.search(r"\w", p)]
     # no list either: a relative clause that describes ('Wolska, who's five foot nothing and hates bears'), or two
     # clauses joined ('They travel to Elm Green, and the Mahlangus are on teas.')
@@ -743,8 +767,11 @@ def _names_in(q, r) -> list[frozenset]:
         named.add(word)
     text = r.text.lower().replace("’", "'")
     places = r.places if q is not None and q.wh in ("who", "whom", "whose") else []  # 'Who made them?' '… in Brno'
-    return [e for e in names if e and not e <= echo and not countries(" ".join(e)) and e not in places
-            and not all(re.search(rf"\b{re.escape(w)}'s\b", text) for w in e)]
+    names = [e for e in names if e and not e <= echo and not countries(" ".join(e)) and e not in places
+             and not all(re.search(rf"\b{re.escape(w)}'s\b", text) for w in e)]
+    # a word that labels by the number after it is named with that number ('Number 5' is not 'number 9')
+    return [e | {m.group(1)} if len(e) == 1 and (m := re.search(rf"\b{re.escape(next(iter(e)))} (\d+[a-z]?)\b", text))
+            else e for e in names]
 
 
 _NOT_NAMES = {"the", "a", "an", "in", "on", "at", "his", "her", "their", "its", "my", "our", "your", "to", "from",
@@ -813,6 +840,9 @@ def non_answer(q, r, polarity=None) -> str | None:
         asked = quantities(q.text)  # table …', '11:00' to 'How many godwits were there?')
         figures = [x for x in figures if not any(x.matches(y) for y in asked) and not _a_year(x, text)
                    and not _ordinal(x.text.split()[0]) and x.dim not in CLOCK]
+        counted = AnswerJudge._counted_noun(q.text)
+        if counted and counted not in UNITS and figures and all(x.dim in NO_COUNT_DIMS for x in figures):
+            return "gives an amount of another kind"  # '2.4 km' to 'How many pupils …?', '£60' to 'How many windows?'
     if q is not None:  # 'He hit a 180 in the first leg.' to 'How long has he played?'
         figures = [x for x in figures if _fits_the_span(q, x, text)]
         if figures and not _of_the_kind_asked(q, figures):
@@ -979,6 +1009,7 @@ def _a_time(x) -> bool:
 
 
 NO_TIME_DIMS = {*MONEY, "cent", "penny", PHONE}
+NO_COUNT_DIMS = {*MONEY, "cent", "penny", "m", "s", "year"}  # a price, a length or a span counts no things
 
 
 def _ordinal(word: str) -> bool:
@@ -1176,15 +1207,17 @@ def _evasive(q, r, polarity=None) -> bool:
     if not (q.wh or q.yes_no) or r.lead or denies or re.search(r"\b(?:nobody|nothing|none|no one)\b",
                                                                r.text.lower()):
         return False  # 'Nobody.' answers 'Who saw him?'
-    about = re.match(r"\W*(?:the|this) ([\w-]+) (?:mentions|mentioned|describes|talks about|refers to|discusses)\b",
-                     r.text.lower())  # 'The report mentions the treasurer.': the report is the source, not an answer
+    about = re.match(r"\W*(?:the|this) ([\w-]+) (?:mentions|mentioned|describes|talks about|refers to|discusses|records|"
+                     r"recorded|notes|noted|lists|listed)\b", r.text.lower())
+    # 'The report mentions the treasurer.', 'The log records the weather.': the report is the source, not an answer
     vague = {w.lower() for m in INDEFINITE.finditer(r.text) if not re.search(r"\d|(?<!^)\b[A-Z]", m.group())
              for w in re.findall(r"[A-Za-z]+", m.group())}
     # someone named by what the question asks of them: 'the team that won the toss', 'the batter who hit the runs'
     lemmas = r.lemmas
     vague |= {lemmas[i - 1] for i, w in enumerate(lemmas) if w in ("who", "that", "which") and i > 0
               and any(same_word(x, v) for x in lemmas[i + 1:i + 4] for v in q.verbs)}
-    new = [w for w in _new_words(q, r) if w not in GENERIC and not (about and same_word(w, about.group(1)))
+    source = {about.group(1), *_WORD.findall(about.group(0))[2:]} if about else set()  # the report and its verb
+    new = [w for w in _new_words(q, r) if w not in GENERIC and not any(same_word(w, x) for x in source)
            and not any(same_word(w, v) for v in vague)]
     asked = {x.value for x in quantities(q.text)}
     letters = set(LETTER_LABEL.findall(r.text)) - set(LETTER_LABEL.findall(q.text))  # 'Car Park C', 'Gate B'
