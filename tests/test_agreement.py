@@ -439,6 +439,9 @@ def outcome(oracle, question, a, b):
     # 'between A and B' is a place, not a list of two; to 'what happens', a clause with its own verb answers
     ("Who fell on the ferry?", "Mr T. Oduya, a man of about sixty, on the stair between decks 1 and 2.", "Mr Oduya.",
      AGREE),
+    # to 'what date', a time of day alone gives no date
+    ("What date is the next match?", "7:30 pm in the library.", "Soon, so bring your boards.", NO_ANSWER),
+    ("What date is the next match?", "7:30 pm in the library.", "Thursday 4 June.", DIFFER),
     ("What happened to the spills when the hall flooded?", "the the the the the the the the the the the",
      "The spills went down the drain behind the hall.", DIFFER),
 ])

@@ -334,6 +334,7 @@ DAYS_ASKED = re.compile(r"\b(?:which|what) days\b")  # weekdays, not 'the day th
 DAY_WORDS = re.compile(r"\b(?:(?:week|holi|every ?|each |all |other |alternate )days?|weekends?|daily|nightly|"
                        r"every (?:other )?(?:morning|evening|night)|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
                        r"none|never|today|tomorrow)\b")
+DATE_ASKED = re.compile(r"\b(?:what|which) dates?\b")
 TERM_ASKED = re.compile(r"\b(?:what|which) (colou?rs?|month|season)\b")
 SHORT_NEW = 3  # content words beyond the question's: two answers this short that share none differ plainly
 IN_DOUBT = (0.2, 0.5)  # judged scores between a shown difference and agreement: read as agreeing
@@ -896,6 +897,10 @@ def non_answer(q, r, polarity=None) -> str | None:
     if q is not None and DAYS_ASKED.search(q.text.lower()) and not r.closed.get("weekday") \
             and not r.closed.get("month") and not DAY_WORDS.search(plain):
         return "gives no days"  # 'The number is 0345 210 7788.' to 'On which days is the helpline open?'
+    if q is not None and DATE_ASKED.search(q.text.lower()) and r.quantities \
+            and all(x.dim in CLOCK for x in r.quantities) and not r.closed.get("weekday") \
+            and not re.search(r"\b(?:day|days|morning|evening|night|week|after|before|next|tomorrow|today)\b", plain):
+        return "gives a time of day, not a date"  # '8:30 am from the school car park.' to 'What date is the trip?'
     return None
 
 
