@@ -73,6 +73,21 @@ UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r" (?:what|how|where|when|who|whom|whose|which|why|whether|if)\b",
     # 'That isn't recorded - the survey hadn't happened yet.'
     rf"^\W*(?:that|this|it)(?: is|'s| was)? (?:not|n't|isn't|wasn't) (?:actually |explicitly )?{_SAY}\b(?!.*\bbut\b)",
+    # what the document leaves out, said in other words: 'There's no record of that in the notes.', 'Nobody wrote that
+    # down.', 'The notes skip over that.', 'That detail never comes up.', 'The log is silent on that.', 'That's left
+    # unsaid.', "It's not in there.", 'Can't tell from this.', 'The article never gets round to saying.'
+    r"\bno record (?:of|about) (?:that|it|this|them|those|any|the)\b|\b(?:isn't|is not|there's no|there is no) "
+    r"(?:any )?record(?:ed)? (?:of|about) (?:that|it|this)\b",
+    r"\b(?:nobody|no one|no-one) (?:wrote|writes|recorded|records|noted|notes|mentioned|mentions|said|says) "
+    r"(?:that|it|this|so)\b(?: down)?\W*$",
+    r"\b(?:skips?|skipped|glosses|glossed) over (?:that|it|this)\b|\b(?:leaves?|left) (?:that|it|this) out\b",
+    r"\b(?:never|doesn't|does not|didn't|did not) (?:come|comes|came) up\b",
+    r"\b(?:we're|we are|we were|you're|you are) not told\b|\b(?:we|you) (?:aren't|weren't|never get) told\b",
+    r"\bleft unsaid\b|\b(?:is|was|are|were|stays|stay) silent (?:on|about) (?:that|it|this|the)\b",
+    r"\b(?:information|detail|details|figure|number|date) (?:is|are|was|were) (?:missing|not there|absent)\b",
+    r"^\W*(?:it's|it is|that's|that is) not (?:in there|there|in (?:the|this|that) \w+)\W*$",
+    r"\bnever gets? (?:round|around) to (?:saying|telling|mentioning)\b",
+    r"\bcan(?:'t|not| not) (?:tell|say|know|work (?:it|that) out) from (?:this|that|here|the \w+|what)\b",
 )]
 
 

@@ -40,6 +40,8 @@ ACCEPTED = [
     # unknown is right when the reference is unknown
     ("What colour was the basket?", "unknown", "The story doesn't say.", "both say the story does not tell"),
     ("What colour was the basket?", "unknown", "I don't know.", "both say the story does not tell"),
+    # said in words no pattern lists, close in meaning to 'the text does not say'
+    ("What colour was the basket?", "unknown", "She never mentions it.", "in its own words"),
 ]
 
 REJECTED = [
@@ -65,6 +67,7 @@ REJECTED = [
     ("Who won the match?", "Nikhil", "I don't know.", "says the story does not tell"),
     ("Who won the match?", "Nikhil", "Unknown", "says the story does not tell"),
     ("What colour was the basket?", "unknown", "It was brown.", "the story does not tell"),
+    ("What did she do with the basket?", "unknown", "She never went back for it.", "the story does not tell"),
     # long and evasive: repeats the question's words without the answer
     ("What did Oliver write about for homework?", "the moon rock",
      "He wrote about the exhibit that he liked the most for his homework.", "repeats the question"),

@@ -143,6 +143,10 @@ def test_what_is_counted_is_the_plural_after_one_or_two_words():
     "Not sure, sorry.", "Hard to say.", "Unsure.", "The programme doesn't credit a costume designer.",
     "The log does not record who found it.",
     "She doesn't say what the cottage cost.", "That isn't recorded - the count was never finished.",
+    "There's no record of that in the notes.", "Nobody wrote that down.", "The notes skip over that.",
+    "That detail never comes up.", "The letter leaves that out.", "That's left unsaid.", "The log is silent on that.",
+    "It's not in there.", "Can't tell from this.", "The article never gets round to saying.",
+    "That information is missing.", "We're not told his age.",
 ])
 def test_unknown_answers(text):
     assert is_unknown(text)
@@ -153,6 +157,8 @@ def test_unknown_answers(text):
     "the night of August 3", "She knew because the letter came from Buenos Aires.", "no",
     "Not given to him until later.", "He was not sure the bridge would hold.", "She noted the time and left.",
     "It was not clear at first, but the cat came home.", "She didn't say much to the vicar.",
+    "Nobody came to the meeting.", "The record was broken in 1998.", "The hall went silent.", "It was left out in the rain.",
+    "He came up the lane at six.", "Nobody said a word all evening.",
 ])
 def test_answers_that_are_not_unknown(text):
     assert not is_unknown(text)

@@ -32,7 +32,7 @@ from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WOR
                             rate, same_word)
 from mortar.nlp import stop_words
 from mortar.oracle.aliases import canonical_names, countries
-from mortar.oracle.answer import FAIL, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
+from mortar.oracle.answer import FAIL, NOT_TOLD_LIKE, PASS, SURE_FAIL, SURE_PASS, AnswerJudge
 from mortar.wordnet import (WordNetMissing, names_a_person, names_a_place, names_an_agent, regions_of, senses,
                             synonyms)
 
@@ -56,9 +56,7 @@ NOT_TOLD = re.compile(r"\b(?:it|that|this)(?:'s not| is not| was not|'s never| i
                       r"|\bplease (?:check|consult|contact|ask|visit|see|refer to)\b"  # sends the asker elsewhere
                       r"|^\W*(?:the|this|that|these|those) \w+ (?:doesn't|does not|didn't|did not|don't|do not) "
                       r"(?:say|tell|mention|specify)\b|\bgives? no answer\b|^\W*who knows\b")
-# …and what they do not phrase: short answers this close (MiniLM cosine) to one of these
-NOT_TOLD_LIKE = ("I don't know.", "The text does not say.", "It is not mentioned.", "No idea.", "It's not clear.",
-                 "I can't tell.")
+# …and what they do not phrase: short answers this close (MiniLM cosine) to one of NOT_TOLD_LIKE
 NOT_TOLD_COSINE, NOT_TOLD_WORDS = 0.65, 6
 TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?(\w+(?: \w+){0,6}) (?:is|was|are|were|will be|should be|must be|"
                        r"means|meant) (?:just |only |still )?(?:the |a |an )?\1\W*$",

@@ -43,6 +43,12 @@ class _Wanting(Exception):
     """A judgement needs embeddings that are not computed yet."""
 
 
+# ways of saying 'the story does not tell'; an answer this close to one of them (MiniLM cosine) says it too
+NOT_TOLD_LIKE = ("I don't know.", "The text does not say.", "It is not mentioned.", "No idea.", "It's not clear.",
+                 "I can't tell.")
+NOT_TOLD_ALIKE, NOT_TOLD_ALIKE_WORDS = 0.45, 12
+
+
 class AnswerJudge:
     """The ``answer`` oracle: rules on what the answer says first, embeddings for the rest."""
 
@@ -80,6 +86,13 @@ class AnswerJudge:
         triples = list(triples)
         self.analyse_questions(q for q, *_ in triples)
         self.analyse_texts(t for _, r, c, *_ in triples for t in (r, c))
+
+    def _not_told_alike(self, c) -> bool:
+        """A short answer with no number or name, close in meaning to a way of saying 'the story does not tell'
+        ('The diary is silent on that.'), where no pattern of ``is_unknown`` phrases it."""
+        if c.quantities or c.entities or c.n_tokens > NOT_TOLD_ALIKE_WORDS:
+            return False
+        return max(self._cos(c.text, p) for p in NOT_TOLD_LIKE) >= NOT_TOLD_ALIKE
 
     def _cos(self, a: str, b: str) -> float:
         """Cosine of two embedded texts; a text not embedded yet is wanted, and the judgement waits for it."""
@@ -140,6 +153,8 @@ class AnswerJudge:
         if r.unknown or r.norm in ("unknown",):
             if c.unknown:
                 return SURE_PASS, "both say the story does not tell"
+            if self._not_told_alike(c):
+                return PASS, "says in its own words that the story does not tell"
             return SURE_FAIL, "gives an answer, but the story does not tell"
         if c.unknown:
             return SURE_FAIL, "says the story does not tell, but the question has an answer"
