@@ -23,6 +23,11 @@ ACCEPTED = [
     ("Did he lock the shed?", "no", "He left it unlocked.", "polarity matches (no)"),
     ("Did she expect the train to be late?", "yes", "She did.", "polarity matches (yes)"),
     ("Did it win?", "no, it came second", "It didn't; it was second.", "polarity matches (no)"),
+    # a phrasal verb of refusing, or 'played no part', says no
+    ("Did the fête go ahead?", "no", "The vicar called it off because of the storm.", "polarity matches (no)"),
+    ("Did they finish the walk?", "no", "They gave up at the second stile.", "polarity matches (no)"),
+    ("Did the loose tile cause the leak?", "no", "It played no part in the leak.", "polarity matches (no)"),
+    ("Did she give up the choir?", "yes", "She gave up last spring.", "polarity matches (yes)"),
     # numbers in digits or words, units, times, dates
     ("How many kites did they fly?", "34", "thirty-four kites", "the number matches"),
     ("How long did the eclipse last?", "about four minutes", "roughly 4 minutes", "the number matches"),

@@ -315,6 +315,11 @@ class AnswerJudge:
             return "no"  # 'They're banned.' to 'Are headphones allowed?'
         if c.root in REFUSING and not c.has_negation and q is not None and not (q.verbs & REFUSING):
             return "no"  # 'He declined for now.' to 'Did he agree?', 'They lost.' to 'Did they win?'
+        if q is not None and not c.has_negation and not (q.verbs & {v for v, _ in REFUSING_PHRASAL}) \
+                and any((verb, particle) in REFUSING_PHRASAL for particle, verb in c.particles.items()):
+            return "no"  # 'The ground staff called it off.' to 'Did the match go ahead?', 'They gave up.'
+        if NO_PART.search(c.text.lower()):
+            return "no"  # 'It played no part in the stoppage.' to 'Did the belt cause the breakdown?'
         if q is not None and any(same_word(w, x) for x in q.lemmas - {"be", "have", "do"}
                                  for m in re.findall(r"\bno (?:\w+ )?(\w+)", c.text.lower())
                                  for w in {normalize_word(m), re.sub(r"(?<=[^s])s$", "", m)}):
@@ -1010,6 +1015,10 @@ PRICE_QUESTION = re.compile(r"\bhow much\b.*\b(?:cost|costs|pay|pays|paid|charge
 
 
 # verbs that say the thing asked about did not happen, whatever it was
+REFUSING_PHRASAL = frozenset({("call", "off"), ("give", "up"), ("pull", "out"), ("drop", "out"), ("back", "out"),
+                              ("put", "off"), ("turn", "down"), ("rule", "out")})
+NO_PART = re.compile(r"\b(?:play(?:s|ed)?|ha(?:s|d|ve)|ma(?:de|kes?)) (?:no|little) (?:part|role|difference|effect)\b"
+                     r"|\b(?:had|has|have) nothing to do with\b")
 REFUSING = frozenset({"decline", "refuse", "reject", "deny", "fail", "forget", "neglect", "lose", "miss", "defy",
                       "disobey", "skip", "disqualify", "cancel", "postpone", "abandon", "withdraw", "scrap"})
 
