@@ -373,6 +373,9 @@ def test_a_shortage_says_not_enough(oracle, candidate, right):
     ("Where did the band play?", "Nairobi", "In the Ugandan capital.", False),
     ("Who paid for the survey?", "the WWF", "The World Wide Fund for Nature.", True),  # the acronym stops at 'for'
     ("Who paid for the survey?", "the WWF", "The World Health Organization.", False),
+    ("Who read the meter?", "PR", "P. Okafor-Reyes.", False),
+    ("Who read the meter?", "TR", "T. Rawlinson.", True),  # initials with a full stop
+    ("Who read the meter?", "TR", "K. Rawlinson.", False),
 ])
 def test_a_capital_by_its_country_and_an_acronym_that_stops_at_for(oracle, question, gold, candidate, right):
     assert passes(oracle, question, gold, candidate) is right

@@ -83,7 +83,7 @@ def countries(text: str) -> frozenset[str]:
 
 
 _ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
-_NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of|for|the|and|&)?\s*[A-Z][\w'’-]*)+")
+_NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*\.?(?:\s+(?:of|for|the|and|&)?\s*[A-Z][\w'’-]*)+")  # 'D. Mawhinney' is 'DM'
 _SKIPPED = {"of", "for", "the", "and", "&"}
 
 
