@@ -28,11 +28,14 @@ from dataclasses import dataclass, field, replace
 
 _SOURCE = r"(?:the )?(?:story|text|passage|article|report|book|novel|narrative|document|it|they|this|that|post|" \
           r"thread|e-?mail|message|letter|memo|notice|recipe|guide|instructions|review|newsletter|transcript|" \
-          r"interview|announcement)"
+          r"interview|announcement|log|minutes|leaflet|card|ticket|summary|label|form|receipt|invoice|diary|record|" \
+          r"notes?|sheet|listing|advert|brochure|handbook|manual|chat|poster|flyer|programme|schedule|timetable|menu|" \
+          r"page|website|bulletin|forum|statement|file|quote|estimate|entry)"
 _SAY = r"(?:say|said|says|mention|mentioned|mentions|tell|tells|told|state|stated|states|specify|specified|" \
        r"give|gives|given|name|names|named|include|includes|reveal|reveals|revealed|indicate|indicates|explain|" \
        r"explains|provide|provides|provided|known|clear|available|listed|described|recorded|record|records|credit|" \
-       r"credits|credited|identify|identifies|identified|note|notes|noted|specifies)"
+       r"credits|credited|identify|identifies|identified|note|notes|noted|specifies|discuss|discussed|discusses|" \
+       r"included|shown|supplied)"  # not 'cover': 'The policy doesn't cover floods.' answers
 UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"^\W*(?:unknown|unclear|not known|no idea|unanswerable|n/?a|none given|not stated|not mentioned|not given)\W*$",
     rf"^\W*(?:it(?:'s| is) |that(?:'s| is) )?not (?:stated|mentioned|given|specified|said) (?:in|by) {_SOURCE}\W*$",
@@ -88,6 +91,26 @@ UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"^\W*(?:it's|it is|that's|that is) not (?:in there|there|in (?:the|this|that) \w+)\W*$",
     r"\bnever gets? (?:round|around) to (?:saying|telling|mentioning)\b",
     r"\bcan(?:'t|not| not) (?:tell|say|know|work (?:it|that) out) from (?:this|that|here|the \w+|what)\b",
+    # 'No reason is recorded.', 'Sunday hours aren't listed — only weekdays.', 'Brand isn't specified, only the colour.'
+    rf"^\W*no \w+(?: \w+)? (?:is|was|are|were) {_SAY}\b",
+    rf"\b(?:isn't|wasn't|aren't|weren't|is not|was not|are not|were not) (?:actually |explicitly )?{_SAY}\s*[,;:—–-]",
+    # the teller or the text does not go into it: "She doesn't explain why.", "The email just doesn't get into that."
+    r"\b(?:doesn't|does not|didn't|did not|never) (?:really |actually |ever )?(?:get|gets|go|goes|went) into (?:that|it|this|"
+    r"why|how|what|who|where|when)\b|\b(?:never|doesn't|does not|didn't|did not) touch(?:es)? on\b",
+    r"^\W*(?:he|she|they|it) (?:doesn't|does not|didn't|did not|never) (?:explain|reveal|specify|give|mention)s? "
+    r"(?:why|how|what|who|whom|where|when|which|whether)\b",
+    r"\banyone's guess\b|\b(?:is|was|are|were) (?:blank|silent|vague|quiet) (?:on|about)\b",
+    rf"^\W*nothing in {_SOURCE}\b|^\W*nowhere (?:in|on|does|is|do|are|did|was)\b",
+    r"^\W*there(?:'s| is| was) nothing (?:in|on|about)\b",
+    # 'The ending comes before we find out.', 'He's only ever "the boy"; we never learn his name.'
+    r"\bwe (?:never|don't|do not|didn't|did not) (?:learn|find out|hear|get told|get to know)\b|\bbefore we "
+    r"(?:find out|learn|hear|know)\b",
+    # what the text gives, and that the thing asked is not among it: 'The notice gives a date and time but no venue.',
+    # 'It says the leak was fixed on the 4th but not by whom.', 'Just "Carla" throughout — no surname.'
+    rf"^\W*{_SOURCE} (?:only )?(?:gives|lists|says|mentions|has|shows|includes|names|records) [^.]*\bbut (?:no|not)\b",
+    r"\bbut not (?:by |to |for |from |with |about )?(?:who|whom|what|when|where|why|how|which)\b",
+    r"^(?!\W*(?:yes|no)\b)[^—–]*[—–]\s*no \w+(?: \w+)?\W*$",
+    r"^\W*\w+ (?:unknown|not known|not given|not stated)\W*(?:$|[—–-])|^\W*can(?:'t|not) tell\b",  # 'Owner unknown.'
 )]
 
 
@@ -161,6 +184,7 @@ ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth
 FRACTIONS = {"half": 0.5, "halves": 0.5, "third": 1 / 3, "thirds": 1 / 3, "quarter": 0.25, "quarters": 0.25}
 MULTIPLES = {"once": 1, "twice": 2, "thrice": 3, "single": 1, "double": 2, "triple": 3, "dozen": 12, "dozens": 12,
              "couple": 2, "pair": 2}
+APPROX_CONVERTED = 0.1  # how far apart two amounts in different units may be when one is said roughly
 APPROX = {"about", "around", "roughly", "approximately", "nearly", "almost", "some", "over", "under", "more",
           "less", "fewer", "up", "just", "barely", "circa", "approx", "close", "estimated", "~"}
 HOUR_WORDS = {"noon": 12, "midday": 12, "midnight": 12}
@@ -212,7 +236,9 @@ class Quantity:
                 return True
             # written in different units ('2 miles', '3.2 km'): a converted value is only ever rounded
             converted = self.value and other.value and abs(self.base / self.value - other.base / other.value) > 1e-9
-            return bool(converted) and abs(self.base - other.base) <= 0.02 * max(abs(self.base), abs(other.base))
+            # … unless one is said roughly: 'just under an hour' is '55 minutes'
+            share = APPROX_CONVERTED if self.approx or other.approx else 0.02
+            return bool(converted) and abs(self.base - other.base) <= share * max(abs(self.base), abs(other.base))
         return _close(self.value, other.value, self.approx or other.approx)
 
 

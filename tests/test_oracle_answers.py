@@ -55,6 +55,10 @@ def test_units_convert_and_differ():
     # approximate fractions may differ a little; years may not
     assert quantities("nearly 33 percent")[0].matches(quantities("almost a third")[0])
     assert not quantities("2019")[0].matches(quantities("about 2020")[0])
+    # said roughly in another unit, a little further apart
+    assert quantities("just under an hour")[0].matches(quantities("55 minutes")[0])
+    assert not quantities("an hour")[0].matches(quantities("55 minutes")[0])
+    assert not quantities("about an hour")[0].matches(quantities("50 minutes")[0])
 
 
 def test_a_telephone_number_is_one_label_matched_digit_for_digit():
