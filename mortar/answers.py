@@ -34,8 +34,8 @@ _SOURCE = r"(?:the )?(?:story|text|passage|article|report|book|novel|narrative|d
 _SAY = r"(?:say|said|says|mention|mentioned|mentions|tell|tells|told|state|stated|states|specify|specified|" \
        r"give|gives|given|name|names|named|include|includes|reveal|reveals|revealed|indicate|indicates|explain|" \
        r"explains|provide|provides|provided|known|clear|available|listed|described|recorded|record|records|credit|" \
-       r"credits|credited|identify|identifies|identified|note|notes|noted|specifies|discuss|discussed|discusses|" \
-       r"included|shown|supplied)"  # not 'cover': 'The policy doesn't cover floods.' answers
+       r"credits|credited|identify|identifies|identified|note|notes|noted|specifies|discuss|discussed|discusses)"
+# (not 'cover' or 'included': 'The policy doesn't cover floods.', "Accidental damage isn't included." answer)
 UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"^\W*(?:unknown|unclear|not known|no idea|unanswerable|n/?a|none given|not stated|not mentioned|not given)\W*$",
     rf"^\W*(?:it(?:'s| is) |that(?:'s| is) )?not (?:stated|mentioned|given|specified|said) (?:in|by) {_SOURCE}\W*$",
@@ -91,12 +91,12 @@ UNKNOWN_PATTERNS = [re.compile(p) for p in (
     r"^\W*(?:it's|it is|that's|that is) not (?:in there|there|in (?:the|this|that) \w+)\W*$",
     r"\bnever gets? (?:round|around) to (?:saying|telling|mentioning)\b",
     r"\bcan(?:'t|not| not) (?:tell|say|know|work (?:it|that) out) from (?:this|that|here|the \w+|what)\b",
-    # 'No reason is recorded.', 'Sunday hours aren't listed — only weekdays.', 'Brand isn't specified, only the colour.'
-    rf"^\W*no \w+(?: \w+)? (?:is|was|are|were) {_SAY}\b",
-    rf"\b(?:isn't|wasn't|aren't|weren't|is not|was not|are not|were not) (?:actually |explicitly )?{_SAY}\s*[,;:—–-]",
+    # 'Sunday hours aren't listed — only weekdays.', 'Brand isn't specified, only the colour.'
+    rf"\b(?:isn't|wasn't|aren't|weren't|is not|was not|are not|were not) (?:actually |explicitly )?{_SAY}"
+    r"\s*[,;:—–-]",
     # the teller or the text does not go into it: "She doesn't explain why.", "The email just doesn't get into that."
-    r"\b(?:doesn't|does not|didn't|did not|never) (?:really |actually |ever )?(?:get|gets|go|goes|went) into (?:that|it|this|"
-    r"why|how|what|who|where|when)\b|\b(?:never|doesn't|does not|didn't|did not) touch(?:es)? on\b",
+    r"\b(?:doesn't|does not|didn't|did not|never) (?:really |actually |ever )?(?:get|gets|go|goes|went) into "
+    r"(?:that|it|this|why|how|what|who|where|when)\b|\b(?:never|doesn't|does not|didn't|did not) touch(?:es)? on\b",
     r"^\W*(?:he|she|they|it) (?:doesn't|does not|didn't|did not|never) (?:explain|reveal|specify|give|mention)s? "
     r"(?:why|how|what|who|whom|where|when|which|whether)\b",
     r"\banyone's guess\b|\b(?:is|was|are|were) (?:blank|silent|vague|quiet) (?:on|about)\b",
@@ -110,7 +110,8 @@ UNKNOWN_PATTERNS = [re.compile(p) for p in (
     rf"^\W*{_SOURCE} (?:only )?(?:gives|lists|says|mentions|has|shows|includes|names|records) [^.]*\bbut (?:no|not)\b",
     r"\bbut not (?:by |to |for |from |with |about )?(?:who|whom|what|when|where|why|how|which)\b",
     r"^(?!\W*(?:yes|no)\b)[^—–]*[—–]\s*no \w+(?: \w+)?\W*$",
-    r"^\W*\w+ (?:unknown|not known|not given|not stated)\W*(?:$|[—–-])|^\W*can(?:'t|not) tell\b",  # 'Owner unknown.'
+    # 'Owner unknown.', 'Can't tell — …'
+    r"^\W*\w+ (?:unknown|not known|not given|not stated)\W*(?:$|[—–-])|^\W*can(?:'t|not) tell\b",
 )]
 
 
@@ -732,7 +733,8 @@ def _number_between(words: list[str], i: int, low: float, high: float) -> tuple[
 
 def _after_a_time_word(words: list[str], i: int, out: list[Quantity]) -> bool:
     """'at 8.05', 'from 8.15', or 'till 9.30' after a time: a number with two decimals said as a clock time."""
-    return i > 0 and (words[i - 1] in CLOCK_BEFORE or (words[i - 1] in SPAN_TO and bool(out) and out[-1].dim == CLOCK[1]))
+    return i > 0 and (words[i - 1] in CLOCK_BEFORE
+                      or (words[i - 1] in SPAN_TO and bool(out) and out[-1].dim == CLOCK[1]))
 
 
 def _ends_a_time(words: list[str], i: int) -> bool:
@@ -787,7 +789,8 @@ def dotted_as_clock(found: list[Quantity]) -> list[Quantity]:
     for x in found:
         m = re.fullmatch(r"(\d{1,2})\.([0-5]\d)", x.text) if x.dim is None else None
         if m and int(m.group(1)) <= 23:
-            out += [Quantity(float(m.group(1)), CLOCK[0], text=x.text), Quantity(float(m.group(2)), CLOCK[1], text=x.text)]
+            out += [Quantity(float(m.group(1)), CLOCK[0], text=x.text),
+                    Quantity(float(m.group(2)), CLOCK[1], text=x.text)]
         else:
             out.append(x)
     return out

@@ -841,7 +841,7 @@ def non_answer(q, r, polarity=None) -> str | None:
                    and not _ordinal(x.text.split()[0]) and x.dim not in CLOCK]
         counted = AnswerJudge._counted_noun(q.text)
         if counted and counted not in UNITS and figures and all(x.dim in NO_COUNT_DIMS for x in figures):
-            return "gives an amount of another kind"  # '2.4 km' to 'How many pupils …?', '£60' to 'How many windows?'
+            return "gives an amount of another kind"  # '2.4 km' to 'How many pupils …?', '£60' to 'How many rooms?'
     if q is not None:  # 'He hit a 180 in the first leg.' to 'How long has he played?'
         figures = [x for x in figures if _fits_the_span(q, x, text)]
         if figures and not _of_the_kind_asked(q, figures):
@@ -1210,8 +1210,8 @@ def _evasive(q, r, polarity=None) -> bool:
     if not (q.wh or q.yes_no) or r.lead or denies or re.search(r"\b(?:nobody|nothing|none|no one)\b",
                                                                r.text.lower()):
         return False  # 'Nobody.' answers 'Who saw him?'
-    about = re.match(r"\W*(?:the|this) ([\w-]+) (?:mentions|mentioned|describes|talks about|refers to|discusses|records|"
-                     r"recorded|notes|noted|lists|listed)\b", r.text.lower())
+    about = re.match(r"\W*(?:the|this) ([\w-]+) (?:mentions|mentioned|describes|talks about|refers to|discusses|"
+                     r"records|recorded|notes|noted|lists|listed)\b", r.text.lower())
     # 'The report mentions the treasurer.', 'The log records the weather.': the report is the source, not an answer
     vague = {w.lower() for m in INDEFINITE.finditer(r.text) if not re.search(r"\d|(?<!^)\b[A-Z]", m.group())
              for w in re.findall(r"[A-Za-z]+", m.group())}
