@@ -127,7 +127,8 @@ of the kind a 135M model gives; answer_pairs_dev11 (lift engineer's note, carpoo
 scholarship letter, field notes, sailing protest decision, cello repair email, balloon flight log, swimming forum) and
 the held-out answer_pairs_heldout10 (jury summons, session recap, window-cleaner texts, butterfly transect, panto
 review, genealogy forum, balloon briefing, clock appeal, will codicil, children's story); and
-agreement_pairs_real_dev3, 50 pairs of SmolLM2's answers on stories of answer_pairs_dev10, labelled by a helper. First readings with the starting
+agreement_pairs_real_dev3, 50 pairs of SmolLM2's answers on stories of answer_pairs_dev10, labelled by a helper;
+on 2026-11-29 agreement_pairs_real_dev4 the same way, on stories of answer_pairs_dev11 (first reading 0.556 / 0.417). First readings with the starting
 code of 2026-11-29: heldout14 "they differ" 0.795 / 0.874; answer_pairs_heldout10 bug precision / recall 0.904 / 0.931.
 """
 
@@ -164,7 +165,8 @@ AGREEMENT_FILES = [DATA / f"agreement_pairs_{name}.jsonl" for name in ("dev", "h
                                                                         "dev12", "heldout11", "dev13", "heldout12",
                                                                         "real_dev", "real_heldout", "real_heldout2",
                                                                         "dev14", "heldout13", "real_dev2",
-                                                                        "dev15", "heldout14", "real_dev3")]
+                                                                        "dev15", "heldout14", "real_dev3",
+                                                                        "real_dev4")]
 KINDS = ("gold", "wordy", "paraphrase", "wrong_entity", "long_wrong", "unknown")
 
 

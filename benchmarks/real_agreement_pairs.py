@@ -6,7 +6,8 @@ compares). The pairs go to OUT as JSON lines (id, sut, question, gold, answer_a,
 `agree`, `no_answer` and `kind` by tests/data's labelling rules. `agreement_pairs_real_dev`/`real_heldout` (SmolLM2,
 stories of answer_pairs_dev5 and dev6, split by story) and `agreement_pairs_real_heldout2` (Gemma3-270M, stories of
 answer_pairs_dev7 and dev8) were made this way on 2026-11-28, and `agreement_pairs_real_dev2` (SmolLM2, stories of
-answer_pairs_dev4 and dev9) and `agreement_pairs_real_dev3` (SmolLM2, stories of answer_pairs_dev10) after them.
+answer_pairs_dev4 and dev9), `agreement_pairs_real_dev3` (SmolLM2, stories of answer_pairs_dev10) and
+`agreement_pairs_real_dev4` (SmolLM2, stories of answer_pairs_dev11) after them.
 
     python benchmarks/real_agreement_pairs.py smollm2 OUT.jsonl tests/data/answer_pairs_dev5.jsonl
 """

@@ -1024,6 +1024,14 @@ def analyse(doc, text: str) -> Analysis:
         elif t.lower_ == "no" and t.dep_ == "det":
             a.has_negation = True
             a.negated.add(_lemma(t.head))
+        elif t.lower_ == "too" and t.dep_ == "advmod" and t.head.pos_ in ("ADJ", "ADV"):
+            # 'too unclear to show what happened': what it is too much for does not happen
+            near = [*t.head.children, *t.head.head.children]
+            denied = [c for c in near if c.dep_ == "xcomp" and c.pos_ == "VERB" and c.i > t.head.i
+                      and any(g.lower_ == "to" for g in c.children)]
+            if denied:
+                a.has_negation = True
+                a.negated.update(_lemma(c) for c in denied)
         elif _lemma(t) == "lack" and t.pos_ == "VERB":
             # 'he lacked a trade permit': what is lacked is not there
             a.negated.update(_lemma(c) for c in t.children if c.dep_ == "dobj")

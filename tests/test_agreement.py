@@ -439,6 +439,19 @@ def outcome(oracle, question, a, b):
     # 'between A and B' is a place, not a list of two; to 'what happens', a clause with its own verb answers
     ("Who fell on the ferry?", "Mr T. Oduya, a man of about sixty, on the stair between decks 1 and 2.", "Mr Oduya.",
      AGREE),
+    # a name WordNet knows only as a name ('Ferdinand', a king) names someone at the start of a sentence
+    ("Who repaired the roof?", "Ferdinand the carpenter was the one who repaired it.",
+     "The local carpenter, Omar Haddad, repaired it.", DIFFER),
+    # 'the X was found on the X' says a thing is itself; a date is no count; a date alone names no route
+    ("Which door had the broken lock?", "The back-door lock was found on the back-door lock.", "The back door.",
+     NO_ANSWER),
+    ("How many boards were bought?", "They were bought on Tuesday 4 June, 12 of them.", "They were bought on 4 June.",
+     DIFFER),
+    ("Which room did the club use?", "the 4th of June 2024", "the 4th of June 2024", NO_ANSWER),
+    ("Which room did the club use?", "the 4th of June 2024", "The library.", DIFFER),
+    # a sentence about the story that goes on to answer is read for its answer
+    ("How many games did Omar win?", "The story is about a chess club, 5 games were won.",
+     "The story is about a chess club, 5 games were won.", AGREE),
     # to 'what date', a time of day alone gives no date
     ("What date is the next match?", "7:30 pm in the library.", "Soon, so bring your boards.", NO_ANSWER),
     ("What date is the next match?", "7:30 pm in the library.", "Thursday 4 June.", DIFFER),

@@ -28,6 +28,9 @@ ACCEPTED = [
     ("Did they finish the walk?", "no", "They gave up at the second stile.", "polarity matches (no)"),
     ("Did the loose tile cause the leak?", "no", "It played no part in the leak.", "polarity matches (no)"),
     ("Did she give up the choir?", "yes", "She gave up last spring.", "polarity matches (yes)"),
+    # 'too heavy to lift': what it is too much for does not happen
+    ("Could they lift the crate?", "no", "It was too heavy to lift.", "polarity matches (no)"),
+    ("Why did they stop?", "it was too dark to see", "They couldn't see in the dark.", ""),
     # numbers in digits or words, units, times, dates
     ("How many kites did they fly?", "34", "thirty-four kites", "the number matches"),
     ("How long did the eclipse last?", "about four minutes", "roughly 4 minutes", "the number matches"),

@@ -58,9 +58,10 @@ NOT_TOLD = re.compile(r"\b(?:it|that|this)(?:'s not| is not| was not|'s never| i
                       r"(?:say|tell|mention|specify)\b|\bgives? no answer\b|^\W*who knows\b")
 # …and what they do not phrase: short answers this close (MiniLM cosine) to one of NOT_TOLD_LIKE
 NOT_TOLD_COSINE, NOT_TOLD_WORDS = 0.65, 6
-TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?(\w+(?: \w+){0,6}) (?:is|was|are|were|will be|should be|must be|"
-                       r"means|meant) (?:just |only |still )?(?:the |a |an )?\1\W*$",
-                       re.IGNORECASE)  # 'The ferry was the ferry.', 'Orange means orange.'
+TAUTOLOGY = re.compile(r"^\W*(?:the |a |an )?([\w-]+(?: [\w-]+){0,6}) (?:is|was|are|were|will be|should be|must be|"
+                       r"means|meant|(?:is|was|are|were) (?:found|seen|kept|put|left) (?:on|in|at|by|with))"
+                       r" (?:just |only |still )?(?:the |a |an )?\1\W*$",
+                       re.IGNORECASE)  # 'The ferry was the ferry.', 'Orange means orange.', 'The X was found on the X.'
 # the subject's noun again as the head of what it is said to be, whatever follows: 'The captain is the captain of the
 # ship.', 'The gauge is the gauge you get after blocking.'
 RESTATED = re.compile(r"^\W*(?:[\w'-]+ ){0,7}?([a-z]{3,})(?: (?:on|in|at|for|of|from|with) [\w' -]{1,30}?)? "
@@ -211,9 +212,11 @@ class AgreementJudge:
             return Agreement(SURE_FAIL, True, _neither("neither answers", why_a, why_b))
         if why_a or why_b:
             said, other = (ra, rb) if why_a else (rb, ra)
-            if said.norm and f" {said.norm} " in f" {other.norm} ":
+            if said.norm and f" {said.norm} " in f" {other.norm} " \
+                    and not quantities(f" {other.norm} ".replace(f" {said.norm} ", " . ")):
                 # the other says the same words with more around them ('The answer is Felix.' and 'The story is about
-                # two brothers. The answer is Felix.'): nothing shows that it answers where this one does not
+                # two brothers. The answer is Felix.'): nothing shows that it answers where this one does not, unless
+                # what it adds is a number ('… 26 April, with 3 passengers.')
                 return Agreement(SURE_FAIL, True, f"neither answers: one {why_a or why_b}, the other says it too")
             if (why_a or why_b) in LOOPS and (_inside(other, said) or _loop_in(said, other, q)):
                 # 'Amoxicillin' and 'Amoxicillin amoxicillin …'; 'Lena Lena Lena …' and 'Lena Vogt'
@@ -332,6 +335,9 @@ DAYS_ASKED = re.compile(r"\b(?:which|what) days\b")  # weekdays, not 'the day th
 DAY_WORDS = re.compile(r"\b(?:(?:week|holi|every ?|each |all |other |alternate )days?|weekends?|daily|nightly|"
                        r"every (?:other )?(?:morning|evening|night)|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
                        r"none|never|today|tomorrow)\b")
+TIME_IN_QUESTION = re.compile(r"\b(?:when|dates?|days?|times?|years?|months?|weeks?|weekends?|seasons?|hours?|morning|"
+                              r"afternoon|evening|night|deadline|period|century|decade|era|age|birthday|anniversary|"
+                              r"schedule|timetable|term|fixture|occasion|session|shift|slot|year's)\b")
 DATE_ASKED = re.compile(r"\b(?:what|which) dates?\b")
 TERM_ASKED = re.compile(r"\b(?:what|which) (colou?rs?|month|season)\b")
 SHORT_NEW = 3  # content words beyond the question's: two answers this short that share none differ plainly
@@ -745,7 +751,7 @@ def _names_in(q, r) -> list[frozenset]:
     names = list(r.entities)
     named = set().union(*names) if names else set()
     # a capitalised word the tagger did not call a name ('Moreau', 'Pia found him'); at the start of a sentence only
-    # a word no dictionary knows ('Peppers and cocoa' names nothing)
+    # a word no dictionary knows as a common word ('Peppers and cocoa' names nothing; 'Ferdinand gave it' names)
     text = r.text.replace("’", "'")
     for m in re.finditer(r"\b([A-Z][\w-]*)", text):
         word = m.group(1).lower()
@@ -759,7 +765,7 @@ def _names_in(q, r) -> list[frozenset]:
             names.append(frozenset([word]))
             named.add(word)
             continue
-        if word in named or word in _NOT_NAMES or (starts and _known_word(word)) \
+        if word in named or word in _NOT_NAMES or (starts and _known_word(word, common=True)) \
                 or (word in CALENDAR and (q is None or q.wh != "when")):  # 'by April' names no answer to 'what'
             continue
         names.append(frozenset([word]))
@@ -802,7 +808,7 @@ def non_answer(q, r, polarity=None) -> str | None:
         return "copies the question"
     if sentences and all(REPORTED.match(s) for s in sentences):
         return "says the question again"  # 'The question is what the guests should bring.'
-    if sentences and all(ABOUT_THE_TEXT.match(s) for s in sentences):
+    if sentences and all(ABOUT_THE_TEXT.match(s) and not re.search(r"[,;:]", s) for s in sentences):
         return "talks about the story itself"
     if _asks(q) and sentences and all(_says_itself(q, s) for s in sentences):
         return "says a thing does what it does"
@@ -838,7 +844,7 @@ def non_answer(q, r, polarity=None) -> str | None:
     if counting:  # a number the question says, a year, an ordinal or a clock time is no answer to it ('A second
         asked = quantities(q.text)  # table …', '11:00' to 'How many godwits were there?')
         figures = [x for x in figures if not any(x.matches(y) for y in asked) and not _a_year(x, text)
-                   and not _ordinal(x.text.split()[0]) and x.dim not in CLOCK]
+                   and not _ordinal(x.text.split()[0]) and x.dim not in CLOCK and x.noun not in CALENDAR]
         counted = AnswerJudge._counted_noun(q.text)
         if counted and counted not in UNITS and figures and all(x.dim in NO_COUNT_DIMS for x in figures):
             return "gives an amount of another kind"  # '2.4 km' to 'How many pupils …?', '£60' to 'How many rooms?'
@@ -895,6 +901,12 @@ def non_answer(q, r, polarity=None) -> str | None:
     if q is not None and DAYS_ASKED.search(q.text.lower()) and not r.closed.get("weekday") \
             and not r.closed.get("month") and not DAY_WORDS.search(plain):
         return "gives no days"  # 'The number is 0345 210 7788.' to 'On which days is the helpline open?'
+    if q is not None and q.wh in ("what", "which") and not q.numeric and not TIME_IN_QUESTION.search(q.text.lower()) \
+            and not any(w.rstrip("s") in CALENDAR for w in re.findall(r"[a-z]+", q.text.lower())) \
+            and r.quantities and (r.closed.get("month") or r.closed.get("weekday")) \
+            and all(_a_time(x) or x.noun in CALENDAR for x in r.quantities) \
+            and not any(w not in CALENDAR and not is_number_word(w) for w in _new_words(q, r)):
+        return "gives only a date"  # 'the 30th of September 1956' to 'Which route did he drive?'
     if q is not None and DATE_ASKED.search(q.text.lower()) and r.quantities \
             and all(x.dim in CLOCK for x in r.quantities) and not r.closed.get("weekday") \
             and not re.search(r"\b(?:day|days|morning|evening|night|week|after|before|next|tomorrow|today)\b", plain):
@@ -1227,9 +1239,9 @@ def _evasive(q, r, polarity=None) -> bool:
     return not new and not [x for x in r.quantities if x.value not in asked] and not r.closed and not letters
 
 
-def _known_word(word: str) -> bool:
+def _known_word(word: str, common: bool = False) -> bool:
     try:
-        return _known(word)
+        return _known(word, common)
     except WordNetMissing:
         return False
 
@@ -1247,14 +1259,17 @@ def made_up(text: str) -> bool:
     return known / len(lower) < MADE_WORDS
 
 
-def _known(word: str) -> bool:
-    if any(senses(word, pos) for pos in ("NOUN", "VERB", "ADJ", "ADV")):
+def _known(word: str, common: bool = False) -> bool:
+    """Is the word in the dictionary (``common``: as a common word, not only as a name, which 'Ferdinand' is)?"""
+    def listed(lemma: str) -> bool:
+        return any(not common or lemma in s.words for pos in ("NOUN", "VERB", "ADJ", "ADV") for s in senses(lemma, pos))
+
+    if listed(word):
         return True
     # inflections WordNet lists under their lemma ('walked', 'boxes', 'happier', 'running')
     for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"),
                          ("er", ""), ("est", ""), ("ly", ""), ("d", "")):
-        if word.endswith(suffix) and any(senses(word[:-len(suffix)] + repl, pos)
-                                         for pos in ("NOUN", "VERB", "ADJ", "ADV")):
+        if word.endswith(suffix) and listed(word[:-len(suffix)] + repl):
             return True
     return word in _FUNCTION_WORDS
 
