@@ -43,12 +43,12 @@ def test_context_check_agrees_with_the_development_annotations_at_least_as_well_
 
 # the answer oracle against the development answer pairs (never answer_pairs_heldout3.jsonl): every 10th pair of
 # answer_pairs_dev and answer_pairs_heldout, all of answer_pairs_dev2, _holdout2 and _dev3, every 2nd of _dev4 to
-# _dev10; precision and recall of
+# _dev11; precision and recall of
 # its bug flags (bug = not pass) as `benchmarks/oracle_accuracy.py` counts them
 ORACLE_DEV_SUBSET = (("dev", 10), ("heldout", 10), ("dev2", 1), ("holdout2", 1), ("dev3", 1), ("dev4", 2), ("dev5", 2),
-                     ("dev6", 2), ("dev7", 2), ("dev8", 2), ("dev9", 2), ("dev10", 2))
-ORACLE_DEV_BUG_PRECISION = 0.948
-ORACLE_DEV_BUG_RECALL = 0.950
+                     ("dev6", 2), ("dev7", 2), ("dev8", 2), ("dev9", 2), ("dev10", 2), ("dev11", 2))
+ORACLE_DEV_BUG_PRECISION = 0.935  # with the harder dev11 (heavy paraphrase) in the set
+ORACLE_DEV_BUG_RECALL = 0.952
 
 
 def test_answer_oracle_flags_bugs_on_the_development_pairs_at_least_as_well_as_recorded():
@@ -61,11 +61,11 @@ def test_answer_oracle_flags_bugs_on_the_development_pairs_at_least_as_well_as_r
     assert recall >= ORACLE_DEV_BUG_RECALL - SLACK, f"answer oracle bug recall fell to {recall:.3f}"
 
 
-# two-answer agreement against the development pairs written in other genres (agreement_pairs_dev5 to _dev14, every
+# two-answer agreement against the development pairs written in other genres (agreement_pairs_dev5 to _dev15, every
 # 2nd pair): precision and recall of "they differ" as `benchmarks/oracle_accuracy.py` counts them
-AGREEMENT_DEV_FILES = ("dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11", "dev12", "dev13", "dev14")
-AGREEMENT_DEV_DIFFER_PRECISION = 0.917  # with the harder dev8 to dev14 (non-answers dressed as answers) in the set
-AGREEMENT_DEV_DIFFER_RECALL = 0.931  # a difference the judge does not show is not reported (since 2026-11-28)
+AGREEMENT_DEV_FILES = ("dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11", "dev12", "dev13", "dev14", "dev15")
+AGREEMENT_DEV_DIFFER_PRECISION = 0.907  # with the harder dev8 to dev15 (non-answers dressed as answers) in the set
+AGREEMENT_DEV_DIFFER_RECALL = 0.928  # a difference the judge does not show is not reported (since 2026-11-28)
 
 
 def test_two_answer_agreement_finds_differences_on_the_development_pairs_at_least_as_well_as_recorded():
