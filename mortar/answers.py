@@ -183,6 +183,8 @@ ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth
             "twentieth": 20, "thirtieth": 30, "fortieth": 40, "fiftieth": 50, "sixtieth": 60, "seventieth": 70,
             "eightieth": 80, "ninetieth": 90, "hundredth": 100}
 FRACTIONS = {"half": 0.5, "halves": 0.5, "third": 1 / 3, "thirds": 1 / 3, "quarter": 0.25, "quarters": 0.25}
+CLAUSE_OPENERS = {"the", "her", "his", "their", "its", "my", "our", "your", "i", "you", "he", "she", "it", "we", "they",
+                  "this", "that", "these", "those", "everyone", "everything", "all"}
 MULTIPLES = {"once": 1, "twice": 2, "thrice": 3, "single": 1, "double": 2, "triple": 3, "dozen": 12, "dozens": 12,
              "couple": 2, "pair": 2}
 APPROX_CONVERTED = 0.1  # how far apart two amounts in different units may be when one is said roughly
@@ -469,8 +471,9 @@ def quantities(text: str) -> list[Quantity]:
                     and not (i + 2 < len(words) and words[i + 1] == "-"
                              and words[i + 2] in ("hand", "class", "party", "rate")):  # 'second-hand', 'first-class'
                 value = float(ORDINALS[w])
-            elif w in MULTIPLES and not (w in ("couple", "pair") and (i == 0 or words[i - 1] not in ("a",))):
-                value = float(MULTIPLES[w])
+            elif w in MULTIPLES and not (w in ("couple", "pair") and (i == 0 or words[i - 1] not in ("a",))) \
+                    and not (w == "once" and words[i + 1:i + 2] and words[i + 1] in CLAUSE_OPENERS):
+                value = float(MULTIPLES[w])  # not the 'once' of 'once her report arrives'
             else:
                 run = _spoken_year(words, i) or _number_word_run(words, i)
                 if run:

@@ -30,6 +30,8 @@ ACCEPTED = [
     ("Did she give up the choir?", "yes", "She gave up last spring.", "polarity matches (yes)"),
     # 'too heavy to lift': what it is too much for does not happen
     ("Could they lift the crate?", "no", "It was too heavy to lift.", "polarity matches (no)"),
+    # 'parts' counts whatever the reference counts
+    ("How is the fee paid?", "in two instalments", "It comes in two parts.", "the number matches"),
     ("Why did they stop?", "it was too dark to see", "They couldn't see in the dark.", ""),
     # numbers in digits or words, units, times, dates
     ("How many kites did they fly?", "34", "thirty-four kites", "the number matches"),

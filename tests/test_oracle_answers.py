@@ -123,6 +123,11 @@ def test_a_range_or_a_list_of_two_numbers_is_read_as_joined():
     assert joined("£18 for adults and £9 for children.") == []
 
 
+def test_once_that_opens_a_clause_counts_nothing():
+    assert [q.text for q in quantities("£800 once her report arrives")] == ["£ 800"]
+    assert [q.value for q in quantities("He rang once.")] == [1] and [q.value for q in quantities("once a week")] == [1]
+
+
 def test_an_hour_and_three_quarters_and_a_unit_joined_by_a_hyphen():
     assert [q.base for q in quantities("an hour and three quarters")] == [6300]
     assert [(q.value, q.dim) for q in quantities("a 30-foot ketch")] == [(30, "m")]

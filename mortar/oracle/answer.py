@@ -1060,9 +1060,12 @@ COUNTED_PEOPLE = frozenset({"people", "person", "individual"})
 
 def _same_counted(a: str, b: str) -> bool:
     """Do two counted nouns count the same things: 'twelve firefighters' and '12 people'?"""
-    if same_word(a, b):
-        return True
+    if same_word(a, b) or {a, b} & COUNTED_ANYTHING:
+        return True  # 'two instalments' and 'two parts'
     return bool({a, b} & COUNTED_PEOPLE) and all(w in COUNTED_PEOPLE or names_an_agent(w) for w in (a, b))
+
+
+COUNTED_ANYTHING = {"part", "piece", "lot", "bit", "item", "thing", "one", "portion", "batch", "lump"}
 
 
 def _out_of(x, text: str) -> bool:
