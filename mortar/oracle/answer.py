@@ -395,7 +395,7 @@ class AnswerJudge:
         found = [x for x in ref if any(fits(x, y) for y in said)]
         # the same noun counted differently ('six parents' for 'fourteen parents'), the same unit measured differently
         for x in ref:
-            if not any(fits(x, y) for y in said):
+            if not any(fits(x, y) for y in said) and not (found and _in_brackets(x, r.text)):
                 other = next((y for y in said if (x.noun and y.noun and same_word(x.noun, y.noun))
                               or (x.dim and y.dim == x.dim)), None)
                 if other is not None:
@@ -403,9 +403,13 @@ class AnswerJudge:
                 if id(x) in stated and any(x.matches(y) and y.noun for y in said):
                     return "conflict", f"counts something else than the reference ({x.text})"
         # 'out of 8' in '6 of 8' says what the answer is counted against, not the answer
+        # a year left off a date said ('by Friday the second of August' for '2 August 2024'); what the reference
+        # adds in brackets ('1 hour 45 minutes (21:16 to 23:01)', 'Tomorrow (Friday 10 October)') is a gloss
+        dated = any(_said_month(y, c.text) for y in found) or any(
+            _said_month(z, c.text) for z in said if any(z.matches(y) for y in found))
         missing = [x for x in ref if x not in found and not (found and _out_of(x, r.text))
-                   and not (_year_of_a_date(x, r.text) and any(_said_month(y, c.text) for y in found)
-                            and not any(_year_of_a_date(y, c.text) for y in said))]
+                   and not (_year_of_a_date(x, r.text) and dated and not any(_year_of_a_date(y, c.text) for y in said))
+                   and not (found and _in_brackets(x, r.text))]
         if q is not None and q.numeric and any(x.dim in MONEY for x in found) \
                 and all(x.dim not in MONEY for x in missing):
             missing = []  # the price asked for, said without what it buys: 'Five pounds.' for '£5 for six'
@@ -939,6 +943,16 @@ def _year_of_a_date(x, text: str) -> bool:
     """A year that ends a date ('Tuesday 22 April 2025'): a date said without it is the same date."""
     return x.dim is None and x.value == int(x.value) and 1900 <= x.value <= 2100 and bool(re.search(
         rf"\b(?:{MONTHS})\w*,? {int(x.value)}\b", text.lower()))
+
+
+def _in_brackets(x, text: str) -> bool:
+    """Is the number said inside brackets ('(Friday 10 October)')?"""
+    said = " ".join(_NUMBER_WORDS.findall(x.text.lower()))
+    return bool(said) and any(f" {said} " in f" {' '.join(_NUMBER_WORDS.findall(m.group(1).lower()))} "
+                              for m in re.finditer(r"\(([^)]*)\)", text))
+
+
+_NUMBER_WORDS = re.compile(r"\d+(?:[:.,]\d+)*|[a-z]+")
 
 
 def _said_month(y, text: str) -> bool:
