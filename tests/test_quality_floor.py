@@ -47,7 +47,7 @@ def test_context_check_agrees_with_the_development_annotations_at_least_as_well_
 # its bug flags (bug = not pass) as `benchmarks/oracle_accuracy.py` counts them
 ORACLE_DEV_SUBSET = (("dev", 10), ("heldout", 10), ("dev2", 1), ("holdout2", 1), ("dev3", 1), ("dev4", 2), ("dev5", 2),
                      ("dev6", 2), ("dev7", 2), ("dev8", 2), ("dev9", 2), ("dev10", 2), ("dev11", 2))
-ORACLE_DEV_BUG_PRECISION = 0.935  # with the harder dev11 (heavy paraphrase) in the set
+ORACLE_DEV_BUG_PRECISION = 0.937  # with the harder dev11 (heavy paraphrase) in the set
 ORACLE_DEV_BUG_RECALL = 0.952
 
 
