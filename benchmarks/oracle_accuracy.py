@@ -131,8 +131,7 @@ agreement_pairs_real_dev3, 50 pairs of SmolLM2's answers on stories of answer_pa
 on 2026-11-29 agreement_pairs_real_dev4 the same way, on stories of answer_pairs_dev11. "They differ" precision /
 recall, start of 2026-11-29 → its end: real_dev4 0.500 / 0.333 → 0.667 / 0.667, dev15 0.744 / 0.845 → 0.786 / 0.893,
 heldout14 0.795 / 0.874 → 0.808 / 0.874; answer_pairs_dev11 bug precision / recall 0.756 / 0.954 → 0.810 / 0.954,
-answer_pairs_heldout10 0.904 / 0.931 → 0.917 / 0.924. First readings with the starting
-code of 2026-11-29: heldout14 "they differ" 0.795 / 0.874; answer_pairs_heldout10 bug precision / recall 0.904 / 0.931.
+answer_pairs_heldout10 0.904 / 0.931 → 0.917 / 0.924.
 """
 
 from __future__ import annotations

@@ -203,8 +203,8 @@ CLOCK = ("clock-hour", "clock-minute")
 # what a clock time names when said as 'the 9.14 …' (a decimal otherwise)
 CLOCK_BEFORE = {"at", "from", "by", "before", "after", "around", "about"}  # '… at 8.05'
 SPAN_TO = {"to", "till", "until", "and", "-", "–"}  # '8.15 till 9.30', after a time
-AFTER_A_TIME = [[w] for w in ("on", "and", "to", "till", "until", "or", "sharp", "prompt", "tomorrow", "tonight",
-                               "today", "every", "each", "daily")]  # not 'at 2.50 per kilo'
+AFTER_A_TIME = {"on", "and", "to", "till", "until", "or", "sharp", "prompt", "tomorrow", "tonight", "today", "every",
+                "each", "daily"}  # not 'at 2.50 per kilo'
 DEPARTURES = {"from", "to", "service", "train", "bus", "coach", "ferry", "flight", "departure", "sailing", "boat"}
 PHONE = "phone"  # a telephone number: a label, matched digit for digit, no count or time
 
@@ -742,7 +742,7 @@ def _after_a_time_word(words: list[str], i: int, out: list[Quantity]) -> bool:
 
 def _ends_a_time(words: list[str], i: int) -> bool:
     """Nothing after the number that it could count or price ('at 7.40.', 'at 8.15 sharp'; not 'at 2.50 per kilo')."""
-    return i + 1 == len(words) or not re.match(r"\w", words[i + 1]) or [words[i + 1]] in AFTER_A_TIME
+    return i + 1 == len(words) or not re.match(r"\w", words[i + 1]) or words[i + 1] in AFTER_A_TIME
 
 
 JOINING = {"and", "or", "to", "till", "until", "through", "-", "–", "—", "&"}  # not a comma: '9.30, 9:31 pm'
@@ -783,6 +783,17 @@ def joined_pairs(text: str, found: list[Quantity]) -> list[tuple[float, float]]:
                 and JOINING & between and between <= JOINING | BESIDE_A_JOIN | CLOSED_CLASSES["weekday"]:
             pairs.append((a, b))
     return pairs
+
+
+def clocks_alike(xs: list[Quantity], ys: list[Quantity]) -> tuple[list[Quantity], list[Quantity]]:
+    """Two answers' quantities, a bare '10.30' on one side read as a time where the other gives a clock time ('half
+    past ten')."""
+    hours = [any(x.dim == CLOCK[0] for x in found) for found in (xs, ys)]
+    if hours[0] and not hours[1]:
+        return xs, dotted_as_clock(ys)
+    if hours[1] and not hours[0]:
+        return dotted_as_clock(xs), ys
+    return xs, ys
 
 
 def dotted_as_clock(found: list[Quantity]) -> list[Quantity]:

@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WORDS, PHONE, UNITS, dotted_as_clock,
+from mortar.answers import (CLOCK, CLOSED_CLASSES, HOUR_WORDS, MONEY, PERIOD_WORDS, PHONE, UNITS, clocks_alike,
                             first_loop, is_number_word, joined_pairs, normalize_text, number_points, quantities,
                             rate, same_word)
 from mortar.nlp import stop_words
@@ -463,10 +463,8 @@ def _numbers(q, question, ra, rb) -> Agreement | None:
         return None
     if not {x.dim for x in xs} & {y.dim for y in ys}:  # 'Saturday 9 August, from 10 am' and 'the 9th of August'
         xs, ys = (_answering(r, asked, counted, any_unit=True) for r in (ra, rb))
+    xs, ys = clocks_alike(xs, ys)  # '10.30' beside 'half past ten': the other answer says it is a time
     clock = [[x for x in found if x.dim == CLOCK[0]] for found in (xs, ys)]
-    if any(clock) and not all(clock):  # '10.30' beside 'half past ten': the other answer says it is a time
-        xs, ys = (found if hours else dotted_as_clock(found) for found, hours in zip((xs, ys), clock))
-        clock = [[x for x in found if x.dim == CLOCK[0]] for found in (xs, ys)]
     if all(clock):  # a time is its hour and its minutes together: 'half past eight' is not '9:30'
         xs, ys = ([(x, m) for x, m in zip(found, found[1:] + [None]) if x.dim == CLOCK[0]] for found in (xs, ys))
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import replace
 
 from mortar.answers import (CLOCK, CLOSED_CLASSES, MONEY, PROFORMS, TITLES, UNITS, analyse, analyse_question,
-                            dotted_as_clock, fold_accents, normalize_word, periods, quantities, rate, same_word)
+                            clocks_alike, fold_accents, normalize_word, periods, quantities, rate, same_word)
 from mortar.oracle.aliases import canonical_names, countries, with_acronyms
 from mortar.oracle.embeddings import Embeddings
 from mortar.wordnet import WordNetMissing, antonyms, genus, kind_in_common, names_an_agent, senses, synonyms
@@ -367,11 +367,7 @@ class AnswerJudge:
         said += [replace(h, dim="s", value=h.value + m.value / 60, base=(h.value + m.value / 60) * unit, meridiem=None)
                  for h in said if h.dim == CLOCK[0] and re.fullmatch(r"\d{1,2}:\d\d", h.text)
                  for m in said if m.dim == CLOCK[1] and m.text == h.text for unit in units]
-        # a bare '10.30' beside a clock time on the other side is read as one ('half past ten')
-        if any(x.dim == CLOCK[0] for x in ref_quantities) and not any(y.dim == CLOCK[0] for y in said):
-            said = dotted_as_clock(said)
-        elif any(y.dim == CLOCK[0] for y in said) and not any(x.dim == CLOCK[0] for x in ref_quantities):
-            ref_quantities = dotted_as_clock(ref_quantities)
+        ref_quantities, said = clocks_alike(ref_quantities, said)  # '10.30' beside 'half past ten'
         if not said:
             shown = _texts(ref_quantities) or "a number"
             return "missing", f"gives no number (the reference says {shown})"
